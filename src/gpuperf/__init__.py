@@ -1,0 +1,45 @@
+"""gpuperf: the calculators and kernels behind the course on why a GPU program takes the time it
+takes.
+
+``import gpuperf`` needs numpy only. The calculators (hardware, cost, roofline, tiling, memory,
+attention) are imported eagerly; kernels, inspection, benchmarking, plots and widgets load on
+first use, because they need torch, triton, matplotlib or ipywidgets.
+"""
+
+from __future__ import annotations
+
+import importlib
+
+from . import cost, hardware, measurements, roofline, units
+from .cost import OpCost
+from .hardware import Chip, chip, chips
+from .units import PRECISIONS
+
+__version__ = "0.1.0"
+
+_LAZY_MODULES = ("attention", "memory", "tiling", "kernels", "inspect", "bench", "plots", "widgets", "scrub", "notebook", "runtime")
+
+
+def __getattr__(name: str):
+    if name in _LAZY_MODULES:
+        module = importlib.import_module(f".{name}", __name__)
+        globals()[name] = module
+        return module
+    raise AttributeError(f"module 'gpuperf' has no attribute {name!r}")
+
+
+__all__ = [
+    "PRECISIONS",
+    "Chip",
+    "OpCost",
+    "attention",
+    "chip",
+    "chips",
+    "cost",
+    "hardware",
+    "measurements",
+    "memory",
+    "roofline",
+    "tiling",
+    "units",
+]

@@ -1,0 +1,608 @@
+"""The one table of accelerators every number in the course comes from.
+
+Each row is a frozen :class:`Chip` holding what the calculators need: dense peak FLOP/s per
+precision, memory size and bandwidth, L2, SM count and clock, the per-SM limits that decide
+occupancy (shared memory, registers, threads, blocks), compute capability, and the links to the
+host and to other chips. Every row names its sources (keys of the book's ``references.bib``).
+
+Conventions, stated once:
+
+* **Dense peaks.** Datasheets headline 2:4 *sparse* tensor-core numbers (H100 "1979 TFLOPS" BF16);
+  this table stores the dense half. ``fp32`` is the CUDA-core (non-tensor) rate, ``tf32``/``fp16``/
+  ``bf16``/``fp8``/``int8``/``fp4`` are tensor-core rates, and ``fp64`` is the highest dense FP64
+  rate (the FP64 tensor core where one exists, as on A100/H100). GeForce/A10G parts list the rate
+  with FP32 accumulation, the one training uses.
+* **Bandwidth** is decimal bytes per second; link bandwidths are *per direction* (NVIDIA quotes
+  NVLink and PCIe as the sum of both directions).
+* **Derived values are methods**, not columns: :meth:`Chip.ridge_point`,
+  :meth:`Chip.shared_memory_bandwidth`.
+
+A precision a chip lacks (bf16 on a T4, fp8 on an A100) is absent from its row, and asking for it
+raises ``ValueError``. Unknown names raise ``KeyError`` listing the known ones.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
+
+from .units import GB, TB, KiB, MiB, check_precision
+
+#: Shared memory delivers 32 banks × 4 B per clock per SM on every NVIDIA generation in the table
+#: (measured 128 B/clk/SM on V100–H100 by te42kyfo/gpu-benches).
+SHARED_MEMORY_BYTES_PER_CLOCK_PER_SM = 128
+WARP_SIZE = 32
+MAX_THREADS_PER_BLOCK = 1024
+MAX_REGISTERS_PER_THREAD = 255
+
+_T, _G = 1e12, 1e9
+
+
+@dataclass(frozen=True)
+class Chip:
+    """One accelerator. All sizes in bytes, rates in FLOP/s or bytes/s, clocks in Hz.
+
+    GPU-only fields (SMs, shared memory, registers, compute capability) are ``None`` for TPUs.
+    """
+
+    name: str
+    vendor: str
+    architecture: str
+    peak_flops_per_s: Mapping[str, float] = field(hash=False)
+    memory_type: str
+    hbm_bytes: float
+    hbm_bandwidth: float
+    l2_bytes: float | None
+    host_link: str
+    host_link_bandwidth: float | None
+    interconnect: str | None
+    interconnect_bandwidth: float | None
+    sources: tuple[str, ...]
+    sm_count: int | None = None
+    boost_clock_hz: float | None = None
+    shared_memory_per_sm_bytes: int | None = None
+    shared_memory_per_block_bytes: int | None = None
+    registers_per_sm: int | None = None
+    max_threads_per_sm: int | None = None
+    max_blocks_per_sm: int | None = None
+    compute_capability: tuple[int, int] | None = None
+    notes: str = ""
+
+    def __post_init__(self) -> None:
+        # Freeze the peak table so a Chip cannot be edited through it.
+        peaks = {check_precision(p): float(v) for p, v in dict(self.peak_flops_per_s).items()}
+        object.__setattr__(self, "peak_flops_per_s", MappingProxyType(peaks))
+
+    @property
+    def precisions(self) -> tuple[str, ...]:
+        """Precisions this chip has a dense peak for, widest first."""
+        return tuple(self.peak_flops_per_s)
+
+    @property
+    def is_gpu(self) -> bool:
+        return self.sm_count is not None
+
+    @property
+    def sm_arch(self) -> str | None:
+        """``'sm_90'`` for compute capability 9.0; ``None`` for a TPU."""
+        if self.compute_capability is None:
+            return None
+        major, minor = self.compute_capability
+        return f"sm_{major}{minor}"
+
+    def peak_flops(self, precision: str) -> float:
+        """Dense peak FLOP/s at ``precision``; ``ValueError`` if the chip has no such rate."""
+        check_precision(precision)
+        try:
+            return self.peak_flops_per_s[precision]
+        except KeyError:
+            raise ValueError(
+                f"{self.name} has no {precision} support in this table "
+                f"(it lists: {', '.join(self.precisions)})"
+            ) from None
+
+    def ridge_point(self, precision: str, bandwidth: float | None = None) -> float:
+        """Machine balance in FLOP/byte: peak FLOP/s over HBM (or the given) bandwidth."""
+        return self.peak_flops(precision) / (bandwidth or self.hbm_bandwidth)
+
+    def shared_memory_bandwidth(self) -> float:
+        """Aggregate shared-memory bandwidth: SMs × 128 B/clock × boost clock (bytes/s)."""
+        if self.sm_count is None or self.boost_clock_hz is None:
+            raise ValueError(f"{self.name} has no SMs; shared-memory bandwidth is a GPU quantity")
+        return self.sm_count * SHARED_MEMORY_BYTES_PER_CLOCK_PER_SM * self.boost_clock_hz
+
+    def replace(self, **changes: object) -> Chip:
+        """A copy with some fields changed: ``chip("v5e").replace(hbm_bandwidth=8.1e11)``."""
+        return dataclasses.replace(self, **changes)
+
+
+def _ampere_like_limits(smem_kib: int, block_kib: int, threads: int, blocks: int) -> dict:
+    return {
+        "shared_memory_per_sm_bytes": smem_kib * KiB,
+        "shared_memory_per_block_bytes": block_kib * KiB,
+        "registers_per_sm": 65536,
+        "max_threads_per_sm": threads,
+        "max_blocks_per_sm": blocks,
+    }
+
+
+# Per-SM limits by compute capability (CUDA Programming Guide, compute-capabilities tables).
+_CC70 = _ampere_like_limits(96, 96, 2048, 32)
+_CC75 = _ampere_like_limits(64, 64, 1024, 16)
+_CC80 = _ampere_like_limits(164, 163, 2048, 32)
+_CC86 = _ampere_like_limits(100, 99, 1536, 16)
+_CC89 = _ampere_like_limits(100, 99, 1536, 24)
+_CC90 = _ampere_like_limits(228, 227, 2048, 32)
+_CC100 = _ampere_like_limits(228, 227, 2048, 32)
+
+# PCIe throughput per lane and direction after encoding, in GB/s (PCI-SIG via the PCIe article).
+PCIE_GB_PER_S_PER_LANE: Mapping[int, float] = MappingProxyType(
+    {1: 0.25, 2: 0.5, 3: 0.985, 4: 1.969, 5: 3.938, 6: 7.563, 7: 15.125}
+)
+
+
+def pcie_bandwidth(generation: int, lanes: int = 16) -> float:
+    """Theoretical PCIe bandwidth per direction in bytes/s (Gen4 x8 → 15.75e9)."""
+    if generation not in PCIE_GB_PER_S_PER_LANE:
+        raise ValueError(
+            f"generation={generation!r} is not a PCIe generation; "
+            f"valid: 1–{max(PCIE_GB_PER_S_PER_LANE)}"
+        )
+    if lanes not in (1, 2, 4, 8, 16):
+        raise ValueError(f"lanes={lanes!r} must be one of 1, 2, 4, 8, 16")
+    return PCIE_GB_PER_S_PER_LANE[generation] * lanes * GB
+
+
+#: NVLink per GPU, both directions summed, as NVIDIA quotes it (bytes/s).
+NVLINK_BIDIRECTIONAL: Mapping[str, float] = MappingProxyType(
+    {"NVLink 2": 300 * _G, "NVLink 3": 600 * _G, "NVLink 4": 900 * _G, "NVLink 5": 1800 * _G}
+)
+
+#: Node-to-node networks, per direction per port (bytes/s), from seed 001's comparison table.
+NETWORK_BANDWIDTH: Mapping[str, float] = MappingProxyType(
+    {
+        "Ethernet 100G": 100e9 / 8,
+        "Ethernet 400G": 400e9 / 8,
+        "RoCE 100G": 100e9 / 8,
+        "InfiniBand NDR 400G": 400e9 / 8,
+        "AWS EFA 100G": 100e9 / 8,
+    }
+)
+
+_CHIPS: tuple[Chip, ...] = (
+    Chip(
+        name="T4",
+        vendor="NVIDIA",
+        architecture="Turing",
+        peak_flops_per_s={"fp64": 0.254 * _T, "fp32": 8.1 * _T, "fp16": 65 * _T, "int8": 130 * _T},
+        memory_type="GDDR6",
+        hbm_bytes=16 * GB,
+        hbm_bandwidth=320 * _G,
+        l2_bytes=4 * MiB,
+        host_link="PCIe Gen3 x16",
+        host_link_bandwidth=pcie_bandwidth(3),
+        interconnect=None,
+        interconnect_bandwidth=None,
+        sm_count=40,
+        boost_clock_hz=1590e6,
+        compute_capability=(7, 5),
+        sources=("T4-DS", "SYSRQ-T4", "CUDAPG", "CUTLASS"),
+        notes="No bf16, tf32 or fp8. fp64 derived: 40 SMs × 2 FP64 units × 2 × 1.59 GHz. "
+        "Clocks fall to ~900 MHz under sustained tensor load at the 70 W cap.",
+        **_CC75,
+    ),
+    Chip(
+        name="V100",
+        vendor="NVIDIA",
+        architecture="Volta",
+        peak_flops_per_s={"fp64": 7.8 * _T, "fp32": 15.7 * _T, "fp16": 125 * _T},
+        memory_type="HBM2",
+        hbm_bytes=32 * GB,
+        hbm_bandwidth=900 * _G,
+        l2_bytes=6 * MiB,
+        host_link="PCIe Gen3 x16",
+        host_link_bandwidth=pcie_bandwidth(3),
+        interconnect="NVLink 2 (6 links)",
+        interconnect_bandwidth=NVLINK_BIDIRECTIONAL["NVLink 2"] / 2,
+        sm_count=80,
+        boost_clock_hz=1530e6,
+        compute_capability=(7, 0),
+        sources=("V100-DS", "V100-WP", "CUDAPG", "CUTLASS"),
+        notes="SXM2. Tensor cores run fp16 only: no bf16, tf32 or int8 tensor-core rate.",
+        **_CC70,
+    ),
+    Chip(
+        name="A10G",
+        vendor="NVIDIA",
+        architecture="Ampere (GA102)",
+        peak_flops_per_s={
+            "fp64": 0.547 * _T,
+            "fp32": 35 * _T,
+            "tf32": 35 * _T,
+            "fp16": 70 * _T,
+            "bf16": 70 * _T,
+        },
+        memory_type="GDDR6",
+        hbm_bytes=24 * GB,
+        hbm_bandwidth=600 * _G,
+        l2_bytes=6 * MiB,
+        host_link="PCIe Gen4 x16",
+        host_link_bandwidth=pcie_bandwidth(4),
+        interconnect=None,
+        interconnect_bandwidth=None,
+        sm_count=80,
+        boost_clock_hz=1710e6,
+        compute_capability=(8, 6),
+        sources=("A10G-AWS", "BASETEN", "A10-DQ", "CUDAPG"),
+        notes="AWS-only part; fp32 35 and fp16 70 TFLOP/s (FP32 accumulate) are AWS's figures. "
+        "bf16 = fp16 and tf32 = fp16/2 as on every GA102; fp64 derived as SMs × 2 × 2 × clock. "
+        "SM count and clock are consistent with 35 TFLOP/s but not confirmed by NVIDIA.",
+        **_CC86,
+    ),
+    Chip(
+        name="L4",
+        vendor="NVIDIA",
+        architecture="Ada Lovelace",
+        peak_flops_per_s={
+            "fp64": 0.473 * _T,
+            "fp32": 30.3 * _T,
+            "tf32": 60 * _T,
+            "fp16": 121 * _T,
+            "bf16": 121 * _T,
+            "fp8": 242 * _T,
+            "int8": 242 * _T,
+        },
+        memory_type="GDDR6",
+        hbm_bytes=24 * GB,
+        hbm_bandwidth=300 * _G,
+        l2_bytes=48 * MiB,
+        host_link="PCIe Gen4 x16",
+        host_link_bandwidth=pcie_bandwidth(4),
+        interconnect=None,
+        interconnect_bandwidth=None,
+        sm_count=58,
+        boost_clock_hz=2040e6,
+        compute_capability=(8, 9),
+        sources=("L4-DS", "GPUSPECS", "CUDAPG", "CUTLASS"),
+        notes="fp64 derived as SMs × 2 × 2 × clock.",
+        **_CC89,
+    ),
+    Chip(
+        name="A100-40GB",
+        vendor="NVIDIA",
+        architecture="Ampere (GA100)",
+        peak_flops_per_s={
+            "fp64": 19.5 * _T,
+            "fp32": 19.5 * _T,
+            "tf32": 156 * _T,
+            "fp16": 312 * _T,
+            "bf16": 312 * _T,
+            "int8": 624 * _T,
+        },
+        memory_type="HBM2",
+        hbm_bytes=40 * GB,
+        hbm_bandwidth=1555 * _G,
+        l2_bytes=40 * MiB,
+        host_link="PCIe Gen4 x16",
+        host_link_bandwidth=pcie_bandwidth(4),
+        interconnect="NVLink 3 (12 links)",
+        interconnect_bandwidth=NVLINK_BIDIRECTIONAL["NVLink 3"] / 2,
+        sm_count=108,
+        boost_clock_hz=1410e6,
+        compute_capability=(8, 0),
+        sources=("A100-DS", "GPU-BG", "CUDAPG", "STAS"),
+        notes="SXM4. 108 of the full GA100's 128 SMs are enabled. fp64 is the FP64 tensor core "
+        "(9.7 TFLOP/s on CUDA cores). No fp8.",
+        **_CC80,
+    ),
+    Chip(
+        name="A100-80GB",
+        vendor="NVIDIA",
+        architecture="Ampere (GA100)",
+        peak_flops_per_s={
+            "fp64": 19.5 * _T,
+            "fp32": 19.5 * _T,
+            "tf32": 156 * _T,
+            "fp16": 312 * _T,
+            "bf16": 312 * _T,
+            "int8": 624 * _T,
+        },
+        memory_type="HBM2e",
+        hbm_bytes=80 * GB,
+        hbm_bandwidth=2039 * _G,
+        l2_bytes=40 * MiB,
+        host_link="PCIe Gen4 x16",
+        host_link_bandwidth=pcie_bandwidth(4),
+        interconnect="NVLink 3 (12 links)",
+        interconnect_bandwidth=NVLINK_BIDIRECTIONAL["NVLink 3"] / 2,
+        sm_count=108,
+        boost_clock_hz=1410e6,
+        compute_capability=(8, 0),
+        sources=("A100-DS", "GPU-BG", "CUDAPG", "STAS"),
+        notes="SXM4 (the PCIe card has 1935 GB/s). fp64 is the FP64 tensor core. No fp8.",
+        **_CC80,
+    ),
+    Chip(
+        name="H100-SXM",
+        vendor="NVIDIA",
+        architecture="Hopper",
+        peak_flops_per_s={
+            "fp64": 67 * _T,
+            "fp32": 67 * _T,
+            "tf32": 495 * _T,
+            "fp16": 989 * _T,
+            "bf16": 989 * _T,
+            "fp8": 1979 * _T,
+            "int8": 1979 * _T,
+        },
+        memory_type="HBM3",
+        hbm_bytes=80 * GB,
+        hbm_bandwidth=3.35 * TB,
+        l2_bytes=50 * MiB,
+        host_link="PCIe Gen5 x16",
+        host_link_bandwidth=pcie_bandwidth(5),
+        interconnect="NVLink 4 (18 links)",
+        interconnect_bandwidth=NVLINK_BIDIRECTIONAL["NVLink 4"] / 2,
+        sm_count=132,
+        boost_clock_hz=1980e6,
+        compute_capability=(9, 0),
+        sources=("H100-DS", "GLENN-H100", "STAS", "CUDAPG", "PLAYBOOK"),
+        notes="SXM5; 132 of the full GH100's 144 SMs. Tensor peaks assume a 1.83 GHz clock, "
+        "fp32/fp64 the 1.98 GHz boost. fp64 is the FP64 tensor core (34 TFLOP/s on CUDA cores).",
+        **_CC90,
+    ),
+    Chip(
+        name="H100-PCIe",
+        vendor="NVIDIA",
+        architecture="Hopper",
+        peak_flops_per_s={
+            "fp64": 51 * _T,
+            "fp32": 51 * _T,
+            "tf32": 378 * _T,
+            "fp16": 756 * _T,
+            "bf16": 756 * _T,
+            "fp8": 1513 * _T,
+            "int8": 1513 * _T,
+        },
+        memory_type="HBM2e",
+        hbm_bytes=80 * GB,
+        hbm_bandwidth=2.0 * TB,
+        l2_bytes=50 * MiB,
+        host_link="PCIe Gen5 x16",
+        host_link_bandwidth=pcie_bandwidth(5),
+        interconnect="NVLink bridge",
+        interconnect_bandwidth=600 * _G / 2,
+        sm_count=114,
+        boost_clock_hz=1755e6,
+        compute_capability=(9, 0),
+        sources=("H100-DS", "GPUBENCH", "CUDAPG"),
+        notes="The datasheet lists HBM2e for the PCIe card.",
+        **_CC90,
+    ),
+    Chip(
+        name="H200",
+        vendor="NVIDIA",
+        architecture="Hopper",
+        peak_flops_per_s={
+            "fp64": 67 * _T,
+            "fp32": 67 * _T,
+            "tf32": 495 * _T,
+            "fp16": 989 * _T,
+            "bf16": 989 * _T,
+            "fp8": 1979 * _T,
+            "int8": 1979 * _T,
+        },
+        memory_type="HBM3e",
+        hbm_bytes=141 * GB,
+        hbm_bandwidth=4.8 * TB,
+        l2_bytes=50 * MiB,
+        host_link="PCIe Gen5 x16",
+        host_link_bandwidth=pcie_bandwidth(5),
+        interconnect="NVLink 4 (18 links)",
+        interconnect_bandwidth=NVLINK_BIDIRECTIONAL["NVLink 4"] / 2,
+        sm_count=132,
+        boost_clock_hz=1980e6,
+        compute_capability=(9, 0),
+        sources=("H200", "STAS", "CUDAPG"),
+        notes="SXM. The H100's GH100 die with more and faster memory.",
+        **_CC90,
+    ),
+    Chip(
+        name="B200",
+        vendor="NVIDIA",
+        architecture="Blackwell",
+        peak_flops_per_s={
+            "fp64": 40 * _T,
+            "fp32": 75 * _T,
+            "tf32": 1100 * _T,
+            "fp16": 2250 * _T,
+            "bf16": 2250 * _T,
+            "fp8": 4500 * _T,
+            "int8": 4500 * _T,
+            "fp4": 9000 * _T,
+        },
+        memory_type="HBM3e",
+        hbm_bytes=180 * GB,
+        hbm_bandwidth=8 * TB,
+        l2_bytes=126 * MiB,
+        host_link="PCIe Gen5 x16",
+        host_link_bandwidth=pcie_bandwidth(5),
+        interconnect="NVLink 5 (18 links)",
+        interconnect_bandwidth=NVLINK_BIDIRECTIONAL["NVLink 5"] / 2,
+        sm_count=148,
+        boost_clock_hz=1965e6,
+        compute_capability=(10, 0),
+        sources=("GLENN-B200", "STAS", "SCALING", "VULTR", "CUTLASS", "PLAYBOOK"),
+        notes="HGX B200, per GPU. 180 GB usable of 192 GB. fp32 75 from DGX B200 (600/8); other "
+        "sources say 80. sm_100, not sm_120.",
+        **_CC100,
+    ),
+    Chip(
+        name="RTX-4090",
+        vendor="NVIDIA",
+        architecture="Ada Lovelace",
+        peak_flops_per_s={
+            "fp64": 1.29 * _T,
+            "fp32": 82.6 * _T,
+            "tf32": 82.6 * _T,
+            "fp16": 165.2 * _T,
+            "bf16": 165.2 * _T,
+            "fp8": 330.3 * _T,
+            "int8": 660.6 * _T,
+        },
+        memory_type="GDDR6X",
+        hbm_bytes=24 * GB,
+        hbm_bandwidth=1008 * _G,
+        l2_bytes=72 * MiB,
+        host_link="PCIe Gen4 x16",
+        host_link_bandwidth=pcie_bandwidth(4),
+        interconnect=None,
+        interconnect_bandwidth=None,
+        sm_count=128,
+        boost_clock_hz=2520e6,
+        compute_capability=(8, 9),
+        sources=("ADA-WP", "CUDAPG"),
+        notes="GeForce: fp16/bf16/fp8 tensor rates with FP32 accumulation are half the FP16-"
+        "accumulate rates (330.3 TFLOP/s fp16).",
+        **_CC89,
+    ),
+    Chip(
+        name="TPU-v5e",
+        vendor="Google",
+        architecture="TPU v5e",
+        peak_flops_per_s={"bf16": 197 * _T, "int8": 394 * _T},
+        memory_type="HBM2",
+        hbm_bytes=16 * GB,
+        hbm_bandwidth=819 * _G,
+        l2_bytes=None,
+        host_link="PCIe",
+        host_link_bandwidth=None,
+        interconnect="ICI, 2D torus (4 links × 50 GB/s per direction)",
+        interconnect_bandwidth=200 * _G,
+        sources=("TPU-V5E", "SCALING"),
+        notes="One TensorCore. MXU rates; no fp32/fp16/fp8 matmul rate is published.",
+    ),
+    Chip(
+        name="TPU-v5p",
+        vendor="Google",
+        architecture="TPU v5p",
+        peak_flops_per_s={"bf16": 459 * _T, "int8": 918 * _T},
+        memory_type="HBM2e",
+        hbm_bytes=95 * GB,
+        hbm_bandwidth=2765 * _G,
+        l2_bytes=None,
+        host_link="PCIe",
+        host_link_bandwidth=None,
+        interconnect="ICI, 3D torus (6 links × 100 GB/s per direction)",
+        interconnect_bandwidth=600 * _G,
+        sources=("TPU-V5P", "SCALING", "STAS"),
+        notes="Two TensorCores (megacore).",
+    ),
+    Chip(
+        name="TPU-v6e",
+        vendor="Google",
+        architecture="TPU v6e (Trillium)",
+        peak_flops_per_s={"bf16": 918 * _T, "int8": 1836 * _T},
+        memory_type="HBM",
+        hbm_bytes=32 * GB,
+        hbm_bandwidth=1638 * _G,
+        l2_bytes=None,
+        host_link="PCIe Gen5",
+        host_link_bandwidth=None,
+        interconnect="ICI, 2D torus (4 links × 100 GB/s per direction)",
+        interconnect_bandwidth=400 * _G,
+        sources=("TPU-V6E", "SCALING"),
+        notes="One TensorCore with two 256×256 MXUs.",
+    ),
+)
+
+_BY_NAME: dict[str, Chip] = {c.name: c for c in _CHIPS}
+
+_ALIASES: dict[str, str] = {
+    "t4": "T4",
+    "teslat4": "T4",
+    "v100": "V100",
+    "v100sxm2": "V100",
+    "teslav100": "V100",
+    "a10g": "A10G",
+    "l4": "L4",
+    "a100": "A100-80GB",
+    "a10080gb": "A100-80GB",
+    "a100sxm": "A100-80GB",
+    "a10040gb": "A100-40GB",
+    "h100": "H100-SXM",
+    "h100sxm": "H100-SXM",
+    "h100sxm5": "H100-SXM",
+    "h100pcie": "H100-PCIe",
+    "h200": "H200",
+    "b200": "B200",
+    "rtx4090": "RTX-4090",
+    "4090": "RTX-4090",
+    "geforcertx4090": "RTX-4090",
+    "tpuv5e": "TPU-v5e",
+    "v5e": "TPU-v5e",
+    "tpuv5p": "TPU-v5p",
+    "v5p": "TPU-v5p",
+    "tpuv6e": "TPU-v6e",
+    "v6e": "TPU-v6e",
+    "trillium": "TPU-v6e",
+}
+
+
+def _key(name: str) -> str:
+    return re.sub(r"[\s_\-]+", "", name.lower())
+
+
+def chips() -> tuple[Chip, ...]:
+    """Every chip in the table, in table order (older and smaller first, TPUs last)."""
+    return _CHIPS
+
+
+def chip_names() -> tuple[str, ...]:
+    return tuple(_BY_NAME)
+
+
+def chip(name: str | Chip) -> Chip:
+    """Look a chip up by name or alias, case-insensitively (``"h100"`` → H100-SXM).
+
+    A :class:`Chip` passes through unchanged, so every function taking a chip takes either.
+    """
+    if isinstance(name, Chip):
+        return name
+    if not isinstance(name, str):
+        raise KeyError(f"chip name must be a string, got {name!r}; known: {', '.join(_BY_NAME)}")
+    key = _key(name)
+    for canonical in _BY_NAME:
+        if _key(canonical) == key:
+            return _BY_NAME[canonical]
+    if key in _ALIASES:
+        return _BY_NAME[_ALIASES[key]]
+    raise KeyError(f"unknown chip {name!r}; known chips: {', '.join(_BY_NAME)}")
+
+
+def chip_from_device_name(device_name: str) -> Chip | None:
+    """Best match for a name like ``torch.cuda.get_device_name()`` gives, or ``None``.
+
+    ``"NVIDIA H100 80GB HBM3"`` → H100-SXM, ``"Tesla T4"`` → T4. Returns ``None`` rather than
+    guessing when nothing matches, so a measurement is never compared with the wrong roof.
+    """
+    text = device_name.lower()
+    patterns = (
+        ("h100 pcie", "H100-PCIe"),
+        ("h100", "H100-SXM"),
+        ("h200", "H200"),
+        ("b200", "B200"),
+        ("a100", "A100-80GB" if "80gb" in text.replace(" ", "") else "A100-40GB"),
+        ("a10g", "A10G"),
+        ("l4", "L4"),
+        ("v100", "V100"),
+        ("t4", "T4"),
+        ("4090", "RTX-4090"),
+    )
+    for pattern, canonical in patterns:
+        if re.search(rf"(^|[^a-z0-9]){re.escape(pattern)}($|[^a-z0-9])", text):
+            return _BY_NAME[canonical]
+    return None

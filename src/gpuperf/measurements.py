@@ -1,0 +1,202 @@
+"""Measured numbers from published benchmarks, each with its source and method.
+
+The course never invents a measurement. Where a reader has no GPU, a "measure it" cell shows
+these instead, labelled with who measured them, how, and on what. Values are SI (FLOP/s, bytes/s,
+seconds); ``source`` is a key of the book's ``references.bib``. Peak (datasheet) numbers live in
+:mod:`gpuperf.hardware`, never here.
+
+Most system-level figures (PCIe, NVLink, EFA, storage) were measured on one AWS p5 cluster of
+H100 nodes for the Smol Training Playbook (seed 001); treat them as one well-documented sample,
+not as universal constants.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from types import MappingProxyType
+
+from .hardware import chip as lookup_chip
+from .units import GB, GiB
+
+_T = 1e12
+_US = 1e-6
+
+
+@dataclass(frozen=True)
+class Measurement:
+    """One measured quantity. ``low``/``high`` give the range when the source reports one."""
+
+    quantity: str
+    value: float
+    unit: str
+    chip: str | None
+    method: str
+    source: str
+    low: float | None = None
+    high: float | None = None
+
+    def fraction_of(self, reference: float) -> float:
+        """The measurement as a fraction of a reference (e.g. the datasheet peak)."""
+        return self.value / reference
+
+
+@dataclass(frozen=True)
+class GemmMeasurement:
+    """Achieved FLOP/s of one matmul shape on one chip, per data type / kernel."""
+
+    m: int
+    n: int
+    k: int
+    flops_per_s: MappingProxyType
+
+
+def _gemm(m: int, n: int, k: int, *tflops: float) -> GemmMeasurement:
+    columns = ("fp64", "tf32", "fp16", "bf16", "fp8-te", "fp8-scaled-e5m2", "fp8-scaled-e4m3")
+    return GemmMeasurement(
+        m, n, k, MappingProxyType(dict(zip(columns, [t * _T for t in tflops], strict=True)))
+    )
+
+
+#: H100 80GB torch.matmul / Transformer Engine / torch._scaled_mm on Llama-70B training shapes,
+#: SemiAnalysis GEMM benchmark as reported in the Smol Training Playbook (seed 000). The "fp32"
+#: column of the source runs on TF32 tensor cores, so it is keyed ``tf32`` here.
+H100_GEMM: tuple[GemmMeasurement, ...] = (
+    _gemm(16384, 8192, 1280, 51.5, 364.5, 686.5, 714.5, 837.6, 1226.7, 1209.7),
+    _gemm(16384, 1024, 8192, 56.1, 396.1, 720.0, 757.7, 547.3, 1366.2, 1329.7),
+    _gemm(16384, 8192, 7168, 49.5, 356.5, 727.1, 752.9, 1120.8, 1464.6, 1456.6),
+    _gemm(16384, 3584, 8192, 51.0, 373.3, 732.2, 733.0, 952.9, 1445.7, 1370.3),
+    _gemm(8192, 8192, 8192, 51.4, 372.7, 724.9, 729.4, 1029.1, 1404.4, 1397.5),
+)
+H100_GEMM_SOURCE = "PLAYBOOK"
+
+
+def gemm_range(dtype: str = "bf16") -> tuple[float, float]:
+    """(min, max) achieved FLOP/s over the H100 GEMM shapes for one column."""
+    try:
+        values = [g.flops_per_s[dtype] for g in H100_GEMM]
+    except KeyError:
+        raise ValueError(
+            f"dtype={dtype!r} is not a column of H100_GEMM; valid: "
+            f"{', '.join(H100_GEMM[0].flops_per_s)}"
+        ) from None
+    return min(values), max(values)
+
+
+#: nvbandwidth ``device_local_copy`` on 8 H100s (one value per GPU, GB/s). A copy reads and
+#: writes, so ~1519 GB/s of copy is ~3.04 TB/s of HBM traffic: 91 % of 3.35 TB/s.
+NVBANDWIDTH_H100_LOCAL_COPY: tuple[float, ...] = tuple(
+    v * GB for v in (1519.07, 1518.93, 1519.07, 1519.60, 1519.13, 1518.86, 1519.13, 1519.33)
+)
+
+_M = Measurement
+MEASUREMENTS: tuple[Measurement, ...] = (
+    # --- HBM / device memory ---------------------------------------------------------------
+    _M("HBM copy, per direction (read = write)", 1519 * GB, "B/s", "H100-SXM",
+       "nvbandwidth device_local_copy, ≥ 1 MB buffers", "PLAYBOOK", 1518.86 * GB, 1519.60 * GB),
+    _M("HBM copy, read + write", 3038 * GB, "B/s", "H100-SXM",
+       "nvbandwidth device_local_copy, both directions summed", "PLAYBOOK"),
+    _M("device-to-device copy", 239.6 * GB, "B/s", "T4", "CUDA bandwidthTest", "ROUTERGAO"),
+    _M("memcopy kernel", 1355 * GB, "B/s", "A100-40GB", "memcopy kernel", "PTSOLVERS"),
+    _M("memcopy kernel (effective throughput)", 1536 * GB, "B/s", "A100-80GB",
+       "memcopy kernel", "FASTICE"),
+    _M("memcopy kernel (effective throughput)", 785 * GB, "B/s", "V100", "memcopy kernel",
+       "FASTICE"),
+    _M("stream read", 1942 * GB, "B/s", "H100-PCIe", "gpu-stream read kernel", "GPUBENCH"),
+    _M("Triton vector add", 1684 * GB, "B/s", "A100-80GB",
+       "Triton tutorial 01, N = 2^27 fp32, 3 × 4 B per element", "TRITON-VA"),
+    _M("HBM load latency", 404e-9, "s", "A100-80GB", "pointer chase", "GPUBENCH"),
+    _M("HBM load latency", 375e-9, "s", "H100-PCIe", "pointer chase", "GPUBENCH"),
+    _M("L2 bandwidth", 5.5 * _T, "B/s", "H100-PCIe", "Chips and Cheese microbenchmark",
+       "CNC-H100"),
+    # --- matmul throughput ---------------------------------------------------------------------
+    _M("bf16 matmul, Llama-70B shapes", 729.4 * _T, "FLOP/s", "H100-SXM",
+       "SemiAnalysis GEMM benchmark, 8192³ (range over 5 shapes)", "PLAYBOOK",
+       714.5 * _T, 757.7 * _T),
+    _M("bf16 matmul with wrongly chosen sm_75 kernels", 500 * _T, "FLOP/s", "H100-SXM",
+       "PyTorch picked Turing kernels on an H100; ~720 TFLOP/s once fixed", "PLAYBOOK"),
+    _M("bf16 matmul, best shape (MAMF)", 794.5 * _T, "FLOP/s", "H100-SXM",
+       "Stas Bekman's mamf-finder, torch 2.7, 2048×2048×13312", "STAS"),
+    _M("bf16 matmul, best shape (MAMF)", 271.2 * _T, "FLOP/s", "A100-80GB",
+       "mamf-finder", "STAS"),
+    _M("bf16 matmul, best shape (MAMF)", 1745 * _T, "FLOP/s", "B200", "mamf-finder", "STAS"),
+    _M("fp16 matmul 4096³, cuBLAS", 219.7 * _T, "FLOP/s", "A100-80GB",
+       "Triton tutorial 03 benchmark (Triton kernel: 220.0)", "TRITON-MM"),
+    # --- model FLOPs utilisation -------------------------------------------------------------
+    _M("Llama 3 405B training MFU", 0.41, "fraction", "H100-SXM",
+       "16,384 GPUs; 400 TFLOP/s per GPU (38–43 % across configurations)", "LLAMA3",
+       0.38, 0.43),
+    _M("DeepSeek-V3 training MFU", 0.25, "fraction", "H100-SXM",
+       "as reported in the Smol Training Playbook (MoE communication limits it)", "PLAYBOOK",
+       0.20, 0.30),
+    _M("SmolLM3 training MFU", 0.30, "fraction", "H100-SXM", "384 H100s", "PLAYBOOK"),
+    _M("PaLM 540B training MFU", 0.462, "fraction", None, "6144 TPU v4 chips", "PALM"),
+    _M("GPT training MFU with FlashAttention-2", 0.72, "fraction", "A100-80GB",
+       "225 TFLOP/s per A100", "FA2"),
+    # --- host link ---------------------------------------------------------------------------
+    _M("CPU → GPU copy", 14.2 * GB, "B/s", "H100-SXM",
+       "nvbandwidth host_to_device; bottleneck is a PCIe Gen4 x8 switch uplink (15.75 GB/s)",
+       "PLAYBOOK"),
+    _M("CPU ↔ GPU round-trip latency", 1.4 * _US, "s", "H100-SXM",
+       "nvbandwidth host_device_latency_sm (pointer chase)", "PLAYBOOK"),
+    _M("pinned host → device copy", 26 * GB, "B/s", "A100-40GB", "PCIe Gen4", "DELLA"),
+    _M("host → device copy", 9.7 * GB, "B/s", "T4", "PCIe Gen3, bandwidthTest", "ROUTERGAO"),
+    # --- GPU to GPU inside a node (AWS p5, 8 × H100) -------------------------------------------
+    _M("GPU → GPU through the CPU", 3.24 * GB, "B/s", "H100-SXM", "NCCL SendRecv, no P2P",
+       "PLAYBOOK"),
+    _M("GPU → GPU over EFA (GPUDirect RDMA)", 38.16 * GB, "B/s", "H100-SXM",
+       "NCCL SendRecv, 4 EFA NICs per GPU", "PLAYBOOK"),
+    _M("GPU → GPU over NVLink 4", 364.93 * GB, "B/s", "H100-SXM",
+       "NCCL SendRecv, one direction", "PLAYBOOK"),
+    _M("GPU ↔ GPU over NVLink 4, both directions", 786 * GB, "B/s", "H100-SXM",
+       "nvbandwidth memcpy CE, 85 % of 900 GB/s", "PLAYBOOK"),
+    _M("all-reduce bus bandwidth in one node (NVLS)", 480 * GB, "B/s", "H100-SXM",
+       "NCCL all_reduce_perf with NVLink SHARP", "PLAYBOOK"),
+    _M("all-to-all bus bandwidth in one node", 340 * GB, "B/s", "H100-SXM",
+       "NCCL alltoall_perf (no NVLS acceleration)", "PLAYBOOK"),
+    # --- across nodes --------------------------------------------------------------------------
+    _M("send/recv between nodes", 42.5 * GB, "B/s", "H100-SXM",
+       "NCCL SendRecv, 2–4 nodes (21 GB/s at ≥ 5 nodes until NCCL_NCHANNELS_PER_NET_PEER=2)",
+       "PLAYBOOK", 42 * GB, 43 * GB),
+    _M("all-reduce bus bandwidth, 3–16 nodes", 335 * GB, "B/s", "H100-SXM",
+       "NCCL all_reduce_perf; 479 GB/s at 2 nodes", "PLAYBOOK", 320 * GB, 350 * GB),
+    _M("all-to-all bus bandwidth, 2 nodes", 81 * GB, "B/s", "H100-SXM",
+       "NCCL alltoall_perf; 344 GB/s in one node, 45–58 GB/s beyond", "PLAYBOOK"),
+    _M("all-reduce latency, one node", 12.9 * _US, "s", "H100-SXM", "NCCL all_reduce_perf",
+       "PLAYBOOK"),
+    _M("all-reduce latency, 2 nodes", 55.5 * _US, "s", "H100-SXM", "NCCL all_reduce_perf",
+       "PLAYBOOK"),
+    _M("all-reduce latency, 16 nodes", 235 * _US, "s", "H100-SXM", "NCCL all_reduce_perf",
+       "PLAYBOOK"),
+    # --- storage -----------------------------------------------------------------------------
+    _M("local NVMe RAID 0 (8 × 3.5 TB) read throughput", 26.59 * GiB, "B/s", None,
+       "gdsio, 337K IOPS", "PLAYBOOK"),
+    _M("WekaFS network file system throughput", 4.21 * GiB, "B/s", None, "gdsio, 51K IOPS",
+       "PLAYBOOK"),
+    _M("FSx Lustre throughput", 1.13 * GiB, "B/s", None, "gdsio", "PLAYBOOK"),
+)  # fmt: skip
+
+#: Below this transfer size nvbandwidth's copies are latency-bound (seed 000/001).
+LATENCY_BOUND_BELOW_BYTES = 1e6
+
+
+def measurements(chip: str | None = None, unit: str | None = None) -> tuple[Measurement, ...]:
+    """Measurements, optionally for one chip (name or alias) and/or one unit ("B/s", ...)."""
+    name = lookup_chip(chip).name if chip is not None else None
+    units = {m.unit for m in MEASUREMENTS}
+    if unit is not None and unit not in units:
+        raise ValueError(f"unit={unit!r} is not used here; valid: {', '.join(sorted(units))}")
+    return tuple(
+        m
+        for m in MEASUREMENTS
+        if (name is None or m.chip == name) and (unit is None or m.unit == unit)
+    )
+
+
+def find(quantity: str, chip: str | None = None) -> Measurement:
+    """The one measurement whose quantity contains ``quantity`` (case-insensitive)."""
+    needle = quantity.lower()
+    found = [m for m in measurements(chip) if needle in m.quantity.lower()]
+    if len(found) != 1:
+        names = "; ".join(m.quantity for m in (found or measurements(chip)))
+        raise KeyError(f"{len(found)} measurements match {quantity!r}; candidates: {names}")
+    return found[0]

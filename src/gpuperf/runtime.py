@@ -1,0 +1,65 @@
+"""Where kernels run: a real CUDA GPU, or Triton's interpreter on the CPU.
+
+Triton decides at decoration time whether ``@triton.jit`` compiles or interprets, from the
+``TRITON_INTERPRET`` environment variable. :func:`configure_triton` sets it before any kernel
+module is imported, so the same notebook cell compiles on a Colab T4 and interprets on a laptop.
+The heavy imports (torch) happen here, lazily, never on ``import gpuperf``.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+import sys
+from functools import cache
+from types import ModuleType
+
+
+def require(module: str, install: str | None = None) -> ModuleType:
+    """Import an optional dependency, or raise ``ImportError`` naming the install command."""
+    try:
+        return importlib.import_module(module)
+    except ImportError as exc:
+        hint = install or f"pip install {module}"
+        raise ImportError(f"this part of gpuperf needs {module!r}: {hint}") from exc
+
+
+@cache
+def has_cuda_gpu() -> bool:
+    """True when torch is installed and sees a CUDA device."""
+    try:
+        import torch
+    except ImportError:
+        return False
+    return bool(torch.cuda.is_available())
+
+
+def interpreting() -> bool:
+    """True when Triton kernels run in the CPU interpreter."""
+    return os.environ.get("TRITON_INTERPRET", "0").strip().lower() in ("1", "true", "on", "yes")
+
+
+def configure_triton() -> bool:
+    """Choose compile-or-interpret before Triton is imported; return True if interpreting.
+
+    With no CUDA GPU the interpreter is switched on. An explicit ``TRITON_INTERPRET`` set by the
+    user is respected. Raises ``RuntimeError`` if Triton was already imported in a way that
+    cannot work (no GPU and no interpreter), because kernels decorated then would fail later.
+    """
+    if "TRITON_INTERPRET" not in os.environ and not has_cuda_gpu():
+        os.environ["TRITON_INTERPRET"] = "1"
+    if not interpreting() and not has_cuda_gpu():
+        raise RuntimeError(
+            "TRITON_INTERPRET=0 but no CUDA GPU is present: Triton kernels cannot run. "
+            "Unset TRITON_INTERPRET (or set it to 1) to use the CPU interpreter."
+        )
+    return interpreting()
+
+
+def default_device() -> str:
+    """``"cuda"`` on a GPU machine, else ``"cpu"`` (where kernels run interpreted)."""
+    return "cuda" if has_cuda_gpu() else "cpu"
+
+
+def triton_imported() -> bool:
+    return "triton" in sys.modules
