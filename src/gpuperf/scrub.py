@@ -1,0 +1,228 @@
+"""Kernel-free interactive figures for the online book.
+
+The published book has no Python kernel, so an ipywidgets slider there cannot recompute. A
+:class:`Scrubber` renders every combination of its controls ahead of time, with the same plotting
+code the live widget uses, and writes one self-contained HTML block: the frames as inline PNGs,
+plain ``<input type=range>`` / ``<select>`` controls, and a few lines of vanilla JavaScript that
+swap the image. No CDN, no kernel, no build step; it works offline and in any browser.
+
+Frames cost page weight (a 72-dpi frame is ~20–40 kB), so keep the grid small: a few dozen
+frames per figure. ``max_frames`` guards against an accidental cross product of thousands.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import html
+import io
+import itertools
+import json
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from ._validate import positive_int
+
+
+@dataclass(frozen=True)
+class Control:
+    """One control: a slider over numbers, or a dropdown over anything else."""
+
+    name: str
+    values: tuple[Any, ...]
+    label: str
+    labels: tuple[str, ...]
+    initial: int
+
+    @property
+    def kind(self) -> str:
+        numeric = all(isinstance(v, int | float) and not isinstance(v, bool) for v in self.values)
+        return "slider" if numeric and len(self.values) > 1 else "dropdown"
+
+
+def control(
+    name: str,
+    values: Sequence[Any],
+    *,
+    label: str | None = None,
+    format: Callable[[Any], str] = str,
+    initial: Any = None,
+) -> Control:
+    """Describe one control; ``initial`` must be one of ``values`` (default: the first)."""
+    values = tuple(values)
+    if not values:
+        raise ValueError(f"control {name!r} needs at least one value")
+    if initial is None:
+        index = 0
+    elif initial in values:
+        index = values.index(initial)
+    else:
+        raise ValueError(f"initial={initial!r} is not one of the values of control {name!r}")
+    return Control(name, values, label or name, tuple(format(v) for v in values), index)
+
+
+class Scrubber:
+    """Precomputed frames of ``render(**values)`` for every combination of ``controls``.
+
+    ``render`` returns a matplotlib ``Figure`` (it may update and return the same figure every
+    time, which is much faster than building a new one) or a ``(figure, note)`` pair whose note
+    is shown under the image. ``alt`` describes the figure for screen readers and is required.
+    """
+
+    def __init__(
+        self,
+        render: Callable[..., Any],
+        controls: Sequence[Control],
+        *,
+        alt: str,
+        caption: str = "",
+        dpi: int = 72,
+        max_frames: int = 200,
+    ) -> None:
+        if not alt or not alt.strip():
+            raise ValueError("alt text is required: describe what the figure shows")
+        if not controls:
+            raise ValueError("a Scrubber needs at least one control")
+        names = [c.name for c in controls]
+        if len(set(names)) != len(names):
+            raise ValueError(f"control names must be unique, got {names}")
+        self.controls = tuple(controls)
+        self.alt = alt
+        self.caption = caption
+        self.dpi = positive_int("dpi", dpi)
+        n_frames = 1
+        for c in self.controls:
+            n_frames *= len(c.values)
+        if n_frames > positive_int("max_frames", max_frames):
+            raise ValueError(
+                f"{n_frames} frames exceed max_frames={max_frames}; use fewer control values"
+            )
+        self.frames: dict[str, str] = {}
+        self.notes: dict[str, str] = {}
+        for indices in itertools.product(*(range(len(c.values)) for c in self.controls)):
+            values = {c.name: c.values[i] for c, i in zip(self.controls, indices, strict=True)}
+            result = render(**values)
+            figure, note = result if isinstance(result, tuple) else (result, "")
+            key = ",".join(map(str, indices))
+            self.frames[key] = _png_base64(figure, self.dpi)
+            self.notes[key] = str(note)
+        _close(figure)
+
+    @property
+    def uid(self) -> str:
+        """Stable id from the content, so re-running a notebook gives the same HTML ids."""
+        digest = hashlib.sha1(self.alt.encode())
+        for c in self.controls:
+            digest.update(repr((c.name, c.labels)).encode())
+        return "scrub-" + digest.hexdigest()[:10]
+
+    def initial_key(self) -> str:
+        return ",".join(str(c.initial) for c in self.controls)
+
+    def to_html(self) -> str:
+        uid = self.uid
+        parts = [f'<div class="gpuperf-scrubber" id="{uid}">']
+        parts.append('<div class="gpuperf-scrubber-controls">')
+        for position, c in enumerate(self.controls):
+            label = html.escape(c.label)
+            if c.kind == "slider":
+                parts.append(
+                    f'<label>{label} <input type="range" min="0" max="{len(c.values) - 1}" '
+                    f'step="1" value="{c.initial}" data-control="{position}" '
+                    f'aria-label="{label}"> <output>{html.escape(c.labels[c.initial])}</output>'
+                    "</label>"
+                )
+            else:
+                options = "".join(
+                    f'<option value="{i}"{" selected" if i == c.initial else ""}>'
+                    f"{html.escape(text)}</option>"
+                    for i, text in enumerate(c.labels)
+                )
+                parts.append(
+                    f'<label>{label} <select data-control="{position}" aria-label="{label}">'
+                    f"{options}</select></label>"
+                )
+        parts.append("</div>")
+        key = self.initial_key()
+        parts.append(
+            f'<img class="gpuperf-scrubber-frame" alt="{html.escape(self.alt)}" '
+            f'src="data:image/png;base64,{self.frames[key]}">'
+        )
+        parts.append(f'<p class="gpuperf-scrubber-note">{html.escape(self.notes[key])}</p>')
+        if self.caption:
+            parts.append(f'<p class="gpuperf-scrubber-caption">{html.escape(self.caption)}</p>')
+        parts.append("</div>")
+        data = json.dumps(
+            {
+                "frames": self.frames,
+                "notes": self.notes,
+                "labels": [list(c.labels) for c in self.controls],
+            }
+        )
+        parts.append(
+            f"<script>{_SCRIPT.replace('__UID__', uid).replace('__DATA__', data)}</script>"
+        )
+        return "\n".join(parts)
+
+    def _repr_html_(self) -> str:
+        return self.to_html()
+
+    def __repr__(self) -> str:
+        sizes = "×".join(str(len(c.values)) for c in self.controls)
+        return f"<Scrubber {sizes} frames: {', '.join(c.label for c in self.controls)}>"
+
+
+# Vanilla JS: find the block, read every control's index, show that frame and its note.
+_SCRIPT = """
+(function () {
+  var root = document.getElementById("__UID__");
+  if (!root) { return; }
+  var data = __DATA__;
+  var inputs = root.querySelectorAll("[data-control]");
+  var image = root.querySelector(".gpuperf-scrubber-frame");
+  var note = root.querySelector(".gpuperf-scrubber-note");
+  function update() {
+    var key = [];
+    inputs.forEach(function (input) {
+      var position = Number(input.getAttribute("data-control"));
+      var index = Number(input.value);
+      key[position] = index;
+      var shown = input.parentNode.querySelector("output");
+      if (shown) { shown.textContent = data.labels[position][index]; }
+    });
+    key = key.join(",");
+    if (data.frames[key]) {
+      image.src = "data:image/png;base64," + data.frames[key];
+      note.textContent = data.notes[key];
+    }
+  }
+  inputs.forEach(function (input) {
+    input.addEventListener("input", update);
+    input.addEventListener("change", update);
+  });
+})();
+"""
+
+
+def _png_base64(figure: Any, dpi: int) -> str:
+    buffer = io.BytesIO()
+    figure.savefig(buffer, format="png", dpi=dpi, metadata={"Software": None})
+    return base64.b64encode(buffer.getvalue()).decode("ascii")
+
+
+def _close(figure: Any) -> None:
+    from .runtime import require
+
+    require("matplotlib.pyplot", "pip install matplotlib").close(figure)
+
+
+def scrubber(
+    render: Callable[..., Any],
+    controls: Sequence[Control] | Mapping[str, Sequence[Any]],
+    **options: Any,
+) -> Scrubber:
+    """Build a :class:`Scrubber`; ``controls`` may be a plain ``{name: values}`` mapping."""
+    if isinstance(controls, Mapping):
+        controls = [control(name, values) for name, values in controls.items()]
+    return Scrubber(render, controls, **options)
