@@ -10,14 +10,14 @@ from __future__ import annotations
 
 import importlib
 
-from . import cost, hardware, measurements, roofline, units
+from . import attention, cost, hardware, measurements, memory, roofline, tiling, units
 from .cost import OpCost
 from .hardware import Chip, chip, chips
 from .units import PRECISIONS
 
 __version__ = "0.1.0"
 
-_LAZY_MODULES = ("attention", "memory", "tiling", "kernels", "inspect", "bench", "plots", "widgets", "scrub", "notebook", "runtime")
+_LAZY_MODULES = ("kernels", "inspect", "bench", "plots", "widgets", "scrub", "notebook", "runtime")
 
 
 def __getattr__(name: str):

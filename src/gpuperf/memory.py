@@ -1,0 +1,337 @@
+"""Memory access: coalescing, the latency + bandwidth transfer model, the bandwidth ladder.
+
+Three models of how bytes move, each small enough to check by hand.
+
+**Coalescing.** DRAM works in bursts: ask for one byte and a whole aligned chunk comes back
+(seed 002, pp. 23–25). NVIDIA GPUs move global memory in 32-byte *sectors* grouped into 128-byte
+cache lines, and the 32 threads of a warp issue their loads together: when lane i reads element
+``offset + i·stride``, the hardware fetches every sector those addresses touch. Consecutive,
+aligned fp32 loads need 4 sectors for 128 useful bytes (efficiency 1); shift them by one element
+and a fifth sector comes along (0.8, "one nice tile vs two bad tiles"); a stride of 8 or more
+fetches one sector per lane (0.125).
+
+**Transfers.** A copy of n bytes takes ``latency + n / bandwidth``, so small transfers are
+latency-bound: the effective bandwidth n / time reaches half the peak at n = latency·bandwidth.
+nvbandwidth runs on H100 nodes show copies below ~1 MB are latency-bound (seed 001 and its
+translation, seed 000); :func:`fit_transfer_model` recovers latency and bandwidth from timings.
+
+**The ladder.** Registers → shared memory/L1 → L2 → HBM → links off the chip → network →
+storage: each level bigger and slower. :func:`bandwidth_ladder` reads every number from the
+:class:`~gpuperf.hardware.Chip`; what the chip table does not know (L2 or register bandwidth,
+network, storage) the caller passes in, with its source, or it stays ``None``.
+
+Limits: coalescing ignores L1 caching across warps and the shared-memory bank model; the transfer
+model has no pipelining or contention term.
+"""
+
+from __future__ import annotations
+
+import numbers
+from dataclasses import dataclass
+
+import numpy as np
+
+from . import hardware
+from ._validate import positive_float, positive_int, power_of_two
+from .hardware import WARP_SIZE, Chip
+
+#: Element sizes a single load instruction can move per thread (1-byte to 128-bit loads).
+ELEMENT_BYTES = (1, 2, 4, 8, 16)
+
+
+@dataclass(frozen=True)
+class Coalescing:
+    """The memory transactions of one warp-wide load of element ``offset + lane·stride``.
+
+    ``addresses`` are byte addresses (from an aligned base), ``sectors`` the indices of the
+    ``sector_bytes`` sectors touched; ``transactions`` counts those sectors.
+    """
+
+    stride: int
+    offset: int
+    element_bytes: int
+    warp_size: int
+    sector_bytes: int
+    line_bytes: int
+    addresses: tuple[int, ...]
+    sectors: tuple[int, ...]
+    cache_lines: int
+
+    @property
+    def transactions(self) -> int:
+        return len(self.sectors)
+
+    @property
+    def bytes_requested(self) -> int:
+        """Bytes the threads asked for: warp_size·element_bytes."""
+        return self.warp_size * self.element_bytes
+
+    @property
+    def bytes_moved(self) -> int:
+        """Bytes the memory system delivers: sectors·sector_bytes."""
+        return self.transactions * self.sector_bytes
+
+    @property
+    def efficiency(self) -> float:
+        """Useful fraction of the bytes moved, in (0, 1]."""
+        return self.bytes_requested / self.bytes_moved
+
+
+def coalescing(
+    stride: int = 1,
+    offset: int = 0,
+    element_bytes: int = 4,
+    warp_size: int = WARP_SIZE,
+    sector_bytes: int = 32,
+    line_bytes: int = 128,
+) -> Coalescing:
+    """Sectors and cache lines one warp's load touches when lane i reads ``offset + i·stride``.
+
+    ``stride`` and ``offset`` are in elements. fp32: stride 1 → 4 sectors (efficiency 1.0);
+    offset 1 → 5 (0.8); stride 2 → 8 (0.5); stride ≥ 8 → 32 (0.125).
+
+    ``stride`` must be ≥ 1: a stride of 0 (every lane reading one element) is a broadcast, served
+    by one sector, whose "efficiency" would exceed 1 under this definition, so it is rejected.
+    """
+    stride = positive_int("stride", stride)
+    offset = positive_int("offset", offset, minimum=0)
+    if isinstance(element_bytes, bool) or element_bytes not in ELEMENT_BYTES:
+        raise ValueError(
+            f"element_bytes={element_bytes!r} must be one of {', '.join(map(str, ELEMENT_BYTES))}"
+        )
+    element_bytes = int(element_bytes)
+    warp_size = positive_int("warp_size", warp_size)
+    sector_bytes = power_of_two("sector_bytes", sector_bytes, minimum=element_bytes)
+    line_bytes = power_of_two("line_bytes", line_bytes, minimum=sector_bytes)
+
+    addresses = tuple((offset + lane * stride) * element_bytes for lane in range(warp_size))
+    # Elements are naturally aligned and element_bytes ≤ sector_bytes (both powers of two), so
+    # an element never straddles two sectors: its first byte decides its sector.
+    sectors = tuple(sorted({address // sector_bytes for address in addresses}))
+    lines = {address // line_bytes for address in addresses}
+    return Coalescing(
+        stride=stride,
+        offset=offset,
+        element_bytes=element_bytes,
+        warp_size=warp_size,
+        sector_bytes=sector_bytes,
+        line_bytes=line_bytes,
+        addresses=addresses,
+        sectors=sectors,
+        cache_lines=len(lines),
+    )
+
+
+def _sizes_array(name: str, values: object) -> float | np.ndarray:
+    """Non-negative finite byte counts: a scalar stays a float, anything else becomes an array."""
+    if isinstance(values, numbers.Real) and not isinstance(values, bool):
+        return positive_float(name, values, allow_zero=True)
+    array = np.asarray(values)
+    if array.dtype == bool or not np.issubdtype(array.dtype, np.number) or array.size == 0:
+        raise ValueError(f"{name}={values!r} must be finite numbers ≥ 0")
+    array = array.astype(float)
+    if not np.all(np.isfinite(array)) or np.any(array < 0):
+        raise ValueError(f"{name}={values!r} must be finite numbers ≥ 0")
+    return array
+
+
+def transfer_time(
+    n_bytes: float | np.ndarray, bandwidth: float, latency_s: float
+) -> float | np.ndarray:
+    """Seconds to move ``n_bytes``: latency_s + n_bytes / bandwidth (arrays of sizes accepted)."""
+    n_bytes = _sizes_array("n_bytes", n_bytes)
+    bandwidth = positive_float("bandwidth", bandwidth)
+    latency_s = positive_float("latency_s", latency_s, allow_zero=True)
+    return latency_s + n_bytes / bandwidth
+
+
+def effective_bandwidth(
+    n_bytes: float | np.ndarray, bandwidth: float, latency_s: float
+) -> float | np.ndarray:
+    """Achieved bytes/s for a transfer of ``n_bytes``: n / (latency + n / bandwidth) < bandwidth.
+
+    Zero bytes achieve 0 bytes/s. Computed as bandwidth / (1 + latency·bandwidth / n), which is
+    monotone in n even in floating point.
+    """
+    n_bytes = _sizes_array("n_bytes", n_bytes)
+    bandwidth = positive_float("bandwidth", bandwidth)
+    latency_s = positive_float("latency_s", latency_s, allow_zero=True)
+    with np.errstate(divide="ignore"):
+        result = np.where(
+            n_bytes > 0,
+            bandwidth / (1 + latency_s * bandwidth / np.where(n_bytes > 0, n_bytes, 1)),
+            0.0,
+        )
+    return float(result) if np.ndim(result) == 0 else result
+
+
+def half_bandwidth_size(bandwidth: float, latency_s: float) -> float:
+    """Bytes at which a transfer reaches half the peak bandwidth: latency_s·bandwidth.
+
+    H2D on an H100 node, ~1.4 µs round trip at ~14 GB/s (seed 001): about 20 kB.
+    """
+    bandwidth = positive_float("bandwidth", bandwidth)
+    latency_s = positive_float("latency_s", latency_s, allow_zero=True)
+    return latency_s * bandwidth
+
+
+@dataclass(frozen=True)
+class TransferModel:
+    """time_s = latency_s + n_bytes / bandwidth, fitted to measurements.
+
+    ``latency_clipped`` is True when the unconstrained least-squares intercept came out negative
+    (noise on timings that are all bandwidth-bound) and the fit was redone through the origin.
+    """
+
+    latency_s: float
+    bandwidth: float
+    latency_clipped: bool = False
+
+    @property
+    def half_bandwidth_bytes(self) -> float:
+        return self.latency_s * self.bandwidth
+
+    def time_s(self, n_bytes: float | np.ndarray) -> float | np.ndarray:
+        return transfer_time(n_bytes, self.bandwidth, self.latency_s)
+
+    def effective_bandwidth(self, n_bytes: float | np.ndarray) -> float | np.ndarray:
+        return effective_bandwidth(n_bytes, self.bandwidth, self.latency_s)
+
+
+def fit_transfer_model(n_bytes: object, times_s: object) -> TransferModel:
+    """Least-squares fit of t = latency + n / bandwidth to measured (size, time) pairs.
+
+    Needs at least two distinct sizes. A negative fitted latency is clipped to 0 and the
+    bandwidth refitted through the origin (``latency_clipped=True``); a slope ≤ 0 (time not
+    growing with size) raises ``ValueError``.
+    """
+    sizes = np.atleast_1d(_sizes_array("n_bytes", n_bytes))
+    times = np.atleast_1d(_sizes_array("times_s", times_s))
+    if sizes.ndim != 1 or sizes.shape != times.shape:
+        raise ValueError(
+            f"n_bytes and times_s must be 1-D and the same length, got shapes "
+            f"{sizes.shape} and {times.shape}"
+        )
+    if np.unique(sizes).size < 2:
+        raise ValueError(
+            f"n_bytes={sizes.tolist()!r} must hold at least 2 distinct sizes to fit "
+            "latency and bandwidth"
+        )
+    design = np.column_stack([np.ones_like(sizes), sizes])
+    (intercept, slope), *_ = np.linalg.lstsq(design, times, rcond=None)
+    clipped = False
+    if intercept < 0:
+        clipped = True
+        intercept = 0.0
+        slope = float(sizes @ times / (sizes @ sizes))
+    if not slope > 0:
+        raise ValueError(
+            f"fitted seconds per byte={slope!r} must be > 0: times_s do not grow with n_bytes"
+        )
+    return TransferModel(float(intercept), float(1 / slope), clipped)
+
+
+@dataclass(frozen=True)
+class Level:
+    """One rung of the memory ladder. ``None`` means the chip table does not know the number."""
+
+    name: str
+    capacity_bytes: float | None
+    bandwidth_bytes_per_s: float | None
+    source: str
+
+
+def _optional(name: str, value: float | None) -> float | None:
+    return None if value is None else positive_float(name, value)
+
+
+def bandwidth_ladder(
+    chip: str | Chip,
+    *,
+    l2_bandwidth: float | None = None,
+    register_bandwidth: float | None = None,
+    host_bandwidth: float | None = None,
+    network_bandwidth: float | None = None,
+    storage_bandwidth: float | None = None,
+) -> tuple[Level, ...]:
+    """The memory ladder of ``chip``, closest to the math units first.
+
+    Levels: registers, shared memory/L1, L2 (GPUs only), HBM, chip-to-chip (NVLink / ICI), host
+    link (PCIe), network, storage. Capacities are aggregate over the chip (registers: 4 bytes ×
+    registers_per_sm × SMs). Off-chip levels are ordered by typical speed; a 400 Gb/s NIC can
+    outrun an old PCIe link, so the order is the usual one, not a sort. ``host_bandwidth``
+    overrides the datasheet host link (e.g. a measured 14.2 GB/s). A TPU has no SM levels.
+    """
+    found = hardware.chip(chip)
+    register_bandwidth = _optional("register_bandwidth", register_bandwidth)
+    l2_bandwidth = _optional("l2_bandwidth", l2_bandwidth)
+    host_bandwidth = _optional("host_bandwidth", host_bandwidth)
+    network_bandwidth = _optional("network_bandwidth", network_bandwidth)
+    storage_bandwidth = _optional("storage_bandwidth", storage_bandwidth)
+    given = "given by the caller"
+    unknown = "not in the chip table"
+    levels: list[Level] = []
+    if found.is_gpu:
+        assert found.registers_per_sm and found.shared_memory_per_sm_bytes
+        levels.append(
+            Level(
+                "registers",
+                float(found.registers_per_sm * 4 * found.sm_count),
+                register_bandwidth,
+                "capacity: registers_per_sm × 4 B × SMs (hardware table); bandwidth "
+                + (given if register_bandwidth is not None else unknown),
+            )
+        )
+        levels.append(
+            Level(
+                "shared memory / L1",
+                float(found.shared_memory_per_sm_bytes * found.sm_count),
+                found.shared_memory_bandwidth(),
+                "capacity: shared memory per SM × SMs; bandwidth: SMs × 128 B/clock × boost "
+                "clock (Chip.shared_memory_bandwidth)",
+            )
+        )
+    if found.l2_bytes is not None or l2_bandwidth is not None:
+        levels.append(
+            Level(
+                "L2",
+                None if found.l2_bytes is None else float(found.l2_bytes),
+                l2_bandwidth,
+                "capacity: hardware table; bandwidth "
+                + (given if l2_bandwidth is not None else unknown),
+            )
+        )
+    levels.append(
+        Level(
+            f"HBM ({found.memory_type})",
+            found.hbm_bytes,
+            found.hbm_bandwidth,
+            "hardware table (datasheet)",
+        )
+    )
+    levels.append(
+        Level(
+            f"chip-to-chip ({found.interconnect or 'none'})",
+            None,
+            found.interconnect_bandwidth,
+            "hardware table, per direction" if found.interconnect_bandwidth else unknown,
+        )
+    )
+    host = host_bandwidth if host_bandwidth is not None else found.host_link_bandwidth
+    levels.append(
+        Level(
+            f"host link ({found.host_link})",
+            None,
+            host,
+            given
+            if host_bandwidth is not None
+            else ("hardware table, per direction" if host is not None else unknown),
+        )
+    )
+    levels.append(
+        Level("network", None, network_bandwidth, given if network_bandwidth else unknown)
+    )
+    levels.append(
+        Level("storage", None, storage_bandwidth, given if storage_bandwidth else unknown)
+    )
+    return tuple(levels)

@@ -1,0 +1,532 @@
+"""Tiled matmul: how tile sizes set HBM traffic, shared memory, occupancy and wave quantization.
+
+A GPU computes C[M, N] = A[M, K] · B[K, N] one output tile of BLOCK_M × BLOCK_N at a time. Each
+tile walks the K dimension in steps of BLOCK_K, staging an A panel (BM × BK) and a B panel
+(BK × BN) in shared memory and reusing every staged element BN (resp. BM) times. Without tiles
+every element of A is fetched from HBM N times and every element of B M times; with T × T tiles
+only N/T resp. M/T times (seed 002, p. 28). Counting FLOPs and bytes per tile step,
+
+    intensity = 2·BM·BN·BK / ((BM·BK + BK·BN)·bytes) = 2·BM·BN / ((BM + BN)·bytes),
+
+which is BM·BN / (BM + BN) for 2-byte inputs: the syllabus's "≈ BM·BN/(BM+BN)", and the footnote
+of seed 004 (the scaling book's roofline chapter), whose byte count 2·tm·tn·(tk·(bm·bk + bk·bn)
++ 2·bm·bn) is the one :func:`tiled_matmul` uses (minus the C read: we write C once).
+
+Tiles are whole, so sizes that are not multiples of the tile waste work (*tile quantization*:
+257 × 256 needs 6 tiles of 128 × 128 where 256 × 256 needs 4), and tiles run in *waves* of
+SMs × CTAs-per-SM, so a 109th tile on a 108-SM A100 costs a whole extra wave (*wave
+quantization*; NVIDIA's "Matrix Multiplication Background" guide, §3.1–3.2).
+
+Limits: this is a teaching model. It assumes one output tile per CTA, no split-K or stream-K, and
+no L2 reuse between tiles (real kernels re-read panels from L2, not HBM, so the byte count is an
+upper bound on HBM traffic and a fair count of L2 traffic). Masked edge loads are counted as whole
+tiles. Occupancy follows the CUDA occupancy calculator's rules approximately (see
+:func:`occupancy`). Hardware numbers come from :mod:`gpuperf.hardware`; none are typed here.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from . import hardware
+from ._validate import positive_int, power_of_two
+from .cost import OpCost
+from .hardware import MAX_REGISTERS_PER_THREAD, MAX_THREADS_PER_BLOCK, WARP_SIZE, Chip
+from .units import bytes_per_element, check_precision
+
+#: Smallest tile side ``tl.dot`` accepts (Triton requires each dot dimension ≥ 16).
+MIN_BLOCK = 16
+
+#: Registers are allocated per warp in units of 256 (CUDA occupancy calculator, cc 5.0–10.0).
+REGISTER_ALLOCATION_UNIT = 256
+
+
+def _block(name: str, value: object) -> int:
+    return power_of_two(name, value, minimum=MIN_BLOCK)
+
+
+def _gpu(chip: str | Chip, what: str) -> Chip:
+    found = hardware.chip(chip)
+    if not found.is_gpu:
+        raise ValueError(
+            f"{found.name} has no SMs: {what} is a GPU quantity (choose an NVIDIA chip)"
+        )
+    return found
+
+
+def tile_count(m: int, n: int, block_m: int, block_n: int) -> int:
+    """Output tiles of a C[m, n]: ⌈m/BM⌉·⌈n/BN⌉ (256² with 128² tiles → 4; 257×256 → 6)."""
+    m, n = positive_int("m", m), positive_int("n", n)
+    block_m, block_n = _block("block_m", block_m), _block("block_n", block_n)
+    return math.ceil(m / block_m) * math.ceil(n / block_n)
+
+
+def tile_efficiency(m: int, n: int, block_m: int, block_n: int) -> float:
+    """Tile quantization: useful outputs over computed outputs, m·n / (⌈m/BM⌉BM · ⌈n/BN⌉BN)."""
+    m, n = positive_int("m", m), positive_int("n", n)
+    block_m, block_n = _block("block_m", block_m), _block("block_n", block_n)
+    return (m * n) / (math.ceil(m / block_m) * block_m * math.ceil(n / block_n) * block_n)
+
+
+@dataclass(frozen=True)
+class TiledMatmul:
+    """FLOPs and HBM bytes of a tiled C[m, n] = A[m, k] · B[k, n].
+
+    ``hbm_bytes_read`` = tiles_m·tiles_n·tiles_k·(BM·BK + BK·BN)·bytes: every output tile streams
+    its A row-panel and B column-panel once, whole tiles (padding included).
+    ``hbm_bytes_written`` = m·n·out_bytes: C is written once. ``useful_flops`` = 2·m·n·k;
+    ``executed_flops`` counts the padded tiles, 2·(tiles_m·BM)·(tiles_n·BN)·(tiles_k·BK).
+    """
+
+    m: int
+    n: int
+    k: int
+    block_m: int
+    block_n: int
+    block_k: int
+    precision: str
+    out_precision: str
+    tiles_m: int
+    tiles_n: int
+    tiles_k: int
+    useful_flops: float
+    executed_flops: float
+    hbm_bytes_read: float
+    hbm_bytes_written: float
+    naive_hbm_bytes: float
+
+    @property
+    def tiles(self) -> int:
+        """Output tiles (CTAs when each CTA computes one tile)."""
+        return self.tiles_m * self.tiles_n
+
+    @property
+    def hbm_bytes(self) -> float:
+        return self.hbm_bytes_read + self.hbm_bytes_written
+
+    @property
+    def intensity(self) -> float:
+        """Useful FLOPs per HBM byte (FLOP/byte) of the whole tiled matmul."""
+        return self.useful_flops / self.hbm_bytes
+
+    @property
+    def tile_intensity(self) -> float:
+        """Asymptotic per-tile intensity 2·BM·BN/((BM + BN)·bytes); BM·BN/(BM+BN) for fp16."""
+        size = bytes_per_element(self.precision)
+        return 2 * self.block_m * self.block_n / ((self.block_m + self.block_n) * size)
+
+    @property
+    def tile_efficiency(self) -> float:
+        """Tile quantization: m·n / (tiles_m·BM · tiles_n·BN)."""
+        return (self.m * self.n) / (self.tiles_m * self.block_m * self.tiles_n * self.block_n)
+
+    @property
+    def a_reads_per_element(self) -> int:
+        """How many times each A element comes from HBM: once per tile column, ⌈n/BN⌉."""
+        return self.tiles_n
+
+    @property
+    def b_reads_per_element(self) -> int:
+        """How many times each B element comes from HBM: once per tile row, ⌈m/BM⌉."""
+        return self.tiles_m
+
+    @property
+    def traffic_saving(self) -> float:
+        """Naive HBM bytes over tiled HBM bytes (≈ T for T × T tiles on large matrices)."""
+        return self.naive_hbm_bytes / self.hbm_bytes
+
+    def cost(self) -> OpCost:
+        """The tiled matmul as an :class:`~gpuperf.cost.OpCost` (useful FLOPs, tiled bytes)."""
+        return OpCost(
+            self.useful_flops,
+            self.hbm_bytes_read,
+            self.hbm_bytes_written,
+            f"tiled matmul {self.block_m}×{self.block_n}×{self.block_k}",
+        )
+
+
+def naive_matmul_hbm_bytes(
+    m: int, n: int, k: int, precision: str = "fp16", out_precision: str | None = None
+) -> float:
+    """HBM bytes of an untiled matmul where each output element fetches its A row and B column.
+
+    Each A element is read n times and each B element m times (seed 002, p. 28), C written once:
+    (m·k·n + k·n·m)·bytes + m·n·out_bytes = 2·m·n·k·bytes + m·n·out_bytes.
+    """
+    m, n, k = positive_int("m", m), positive_int("n", n), positive_int("k", k)
+    size = bytes_per_element(precision)
+    out = bytes_per_element(out_precision if out_precision is not None else precision)
+    return 2.0 * m * n * k * size + m * n * out
+
+
+def tiled_matmul(
+    m: int,
+    n: int,
+    k: int,
+    block_m: int,
+    block_n: int,
+    block_k: int,
+    precision: str = "fp16",
+    out_precision: str | None = None,
+) -> TiledMatmul:
+    """HBM traffic and intensity of C[m, n] = A[m, k] · B[k, n] with (BM, BN, BK) tiles.
+
+    2048³ fp16 with 128 × 128 × 32 tiles reads each A and B element 16 times instead of 2048, and
+    its intensity is ≈ 64 FLOP/byte = 128·128/(128 + 128). Tile sizes must be powers of two ≥ 16.
+    """
+    m, n, k = positive_int("m", m), positive_int("n", n), positive_int("k", k)
+    block_m, block_n = _block("block_m", block_m), _block("block_n", block_n)
+    block_k = _block("block_k", block_k)
+    precision = check_precision(precision)
+    out_precision = check_precision(out_precision if out_precision is not None else precision)
+    size, out = bytes_per_element(precision), bytes_per_element(out_precision)
+    tiles_m, tiles_n, tiles_k = (
+        math.ceil(m / block_m),
+        math.ceil(n / block_n),
+        math.ceil(k / block_k),
+    )
+    per_step = (block_m * block_k + block_k * block_n) * size  # A panel + B panel, one K step
+    return TiledMatmul(
+        m=m,
+        n=n,
+        k=k,
+        block_m=block_m,
+        block_n=block_n,
+        block_k=block_k,
+        precision=precision,
+        out_precision=out_precision,
+        tiles_m=tiles_m,
+        tiles_n=tiles_n,
+        tiles_k=tiles_k,
+        useful_flops=2.0 * m * n * k,
+        executed_flops=2.0 * tiles_m * block_m * tiles_n * block_n * tiles_k * block_k,
+        hbm_bytes_read=float(tiles_m * tiles_n * tiles_k * per_step),
+        hbm_bytes_written=float(m * n * out),
+        naive_hbm_bytes=naive_matmul_hbm_bytes(m, n, k, precision, out_precision),
+    )
+
+
+def shared_memory_bytes(
+    block_m: int, block_n: int, block_k: int, precision: str = "fp16", num_stages: int = 1
+) -> int:
+    """Shared memory for ``num_stages`` buffered A and B panels: stages·(BM·BK + BK·BN)·bytes.
+
+    Rounded up to whole bytes (fp4). Triton's pipeliner keeps ``num_stages`` copies in flight;
+    the compiler may add a little for the epilogue, which this count leaves out.
+    """
+    block_m, block_n = _block("block_m", block_m), _block("block_n", block_n)
+    block_k = _block("block_k", block_k)
+    num_stages = positive_int("num_stages", num_stages)
+    size = bytes_per_element(precision)
+    return math.ceil(num_stages * (block_m * block_k + block_k * block_n) * size)
+
+
+@dataclass(frozen=True)
+class SharedMemoryBudget:
+    """Shared memory a tile configuration needs against one block's limit on a chip."""
+
+    chip_name: str
+    block_m: int
+    block_n: int
+    block_k: int
+    precision: str
+    num_stages: int
+    shared_memory_bytes: int
+    limit_bytes: int
+
+    @property
+    def fits(self) -> bool:
+        return self.shared_memory_bytes <= self.limit_bytes
+
+    @property
+    def fraction_used(self) -> float:
+        """Needed over available (> 1 when it does not fit): the gauge's fill level."""
+        return self.shared_memory_bytes / self.limit_bytes
+
+
+def shared_memory_budget(
+    chip: str | Chip,
+    block_m: int,
+    block_n: int,
+    block_k: int,
+    precision: str = "fp16",
+    num_stages: int = 1,
+) -> SharedMemoryBudget:
+    """Like :func:`check_shared_memory` but never raises on overflow (for gauges and tables)."""
+    found = _gpu(chip, "shared memory per block")
+    needed = shared_memory_bytes(block_m, block_n, block_k, precision, num_stages)
+    assert found.shared_memory_per_block_bytes is not None  # every GPU row has it
+    return SharedMemoryBudget(
+        chip_name=found.name,
+        block_m=int(block_m),
+        block_n=int(block_n),
+        block_k=int(block_k),
+        precision=precision,
+        num_stages=int(num_stages),
+        shared_memory_bytes=needed,
+        limit_bytes=found.shared_memory_per_block_bytes,
+    )
+
+
+def check_shared_memory(
+    chip: str | Chip,
+    block_m: int,
+    block_n: int,
+    block_k: int,
+    precision: str = "fp16",
+    num_stages: int = 1,
+) -> SharedMemoryBudget:
+    """The budget if the staged tiles fit in one block's shared memory, else ``ValueError``.
+
+    256 × 256 × 64 fp16 with 4 stages needs 256 KiB: far over a T4's 64 KiB per block.
+    """
+    budget = shared_memory_budget(chip, block_m, block_n, block_k, precision, num_stages)
+    if not budget.fits:
+        raise ValueError(
+            f"tile {budget.block_m}×{budget.block_n}×{budget.block_k} {precision} with "
+            f"num_stages={budget.num_stages} needs {budget.shared_memory_bytes} bytes "
+            f"({budget.shared_memory_bytes / 1024:g} KiB) of shared memory; {budget.chip_name} "
+            f"allows at most {budget.limit_bytes} bytes ({budget.limit_bytes / 1024:g} KiB) "
+            "per block"
+        )
+    return budget
+
+
+def waves(tiles: int, chip: str | Chip, ctas_per_sm: int = 1) -> int:
+    """Waves of CTAs: ⌈tiles / (SMs·ctas_per_sm)⌉ (A100, 256 tiles → 3 waves)."""
+    tiles = positive_int("tiles", tiles)
+    ctas_per_sm = positive_int("ctas_per_sm", ctas_per_sm)
+    found = _gpu(chip, "a wave of CTAs")
+    return math.ceil(tiles / (found.sm_count * ctas_per_sm))
+
+
+@dataclass(frozen=True)
+class WaveQuantization:
+    """Tile and wave quantization of an m × n output on one chip (one tile per CTA)."""
+
+    m: int
+    n: int
+    block_m: int
+    block_n: int
+    chip_name: str
+    sm_count: int
+    ctas_per_sm: int
+    tiles: int
+    waves: int
+    wave_efficiency: float
+    tile_efficiency: float
+
+    @property
+    def slots_per_wave(self) -> int:
+        return self.sm_count * self.ctas_per_sm
+
+    @property
+    def tail_tiles(self) -> int:
+        """Tiles in the last wave (a full wave when tiles divide evenly)."""
+        return self.tiles - (self.waves - 1) * self.slots_per_wave
+
+    @property
+    def efficiency(self) -> float:
+        """Useful fraction of the math the waves pay for: wave × tile efficiency."""
+        return self.wave_efficiency * self.tile_efficiency
+
+
+def wave_efficiency(
+    m: int, n: int, block_m: int, block_n: int, chip: str | Chip, ctas_per_sm: int = 1
+) -> float:
+    """Busy fraction of the SM slots over all waves: tiles / (waves·SMs·ctas_per_sm).
+
+    2048² with 128 × 128 tiles: 256 tiles on an A100's 108 SMs → 3 waves, 79%.
+    """
+    return wave_quantization(m, n, block_m, block_n, chip, ctas_per_sm).wave_efficiency
+
+
+def wave_quantization(
+    m: int, n: int, block_m: int, block_n: int, chip: str | Chip, ctas_per_sm: int = 1
+) -> WaveQuantization:
+    """Tiles, waves, wave efficiency and tile efficiency of an m × n output.
+
+    2049² with 256 × 128 tiles on an H100 (132 SMs): 153 tiles → 2 waves, 58% busy, for 0.15%
+    more FLOPs than 2048² (1 wave, 97%).
+    """
+    tiles = tile_count(m, n, block_m, block_n)
+    found = _gpu(chip, "wave quantization")
+    ctas_per_sm = positive_int("ctas_per_sm", ctas_per_sm)
+    n_waves = waves(tiles, found, ctas_per_sm)
+    return WaveQuantization(
+        m=int(m),
+        n=int(n),
+        block_m=int(block_m),
+        block_n=int(block_n),
+        chip_name=found.name,
+        sm_count=found.sm_count,
+        ctas_per_sm=ctas_per_sm,
+        tiles=tiles,
+        waves=n_waves,
+        wave_efficiency=tiles / (n_waves * found.sm_count * ctas_per_sm),
+        tile_efficiency=tile_efficiency(m, n, block_m, block_n),
+    )
+
+
+def _sizes(name: str, values: object) -> np.ndarray:
+    array = np.asarray(values)
+    if array.dtype == bool or not np.issubdtype(array.dtype, np.number):
+        raise ValueError(f"{name}={values!r} must be integers ≥ 1")
+    as_float = array.astype(float)
+    if (
+        array.size == 0
+        or not np.all(np.isfinite(as_float))
+        or np.any(as_float < 1)
+        or np.any(as_float != np.round(as_float))
+    ):
+        raise ValueError(f"{name}={values!r} must be a non-empty array of integers ≥ 1")
+    return as_float.astype(np.int64)
+
+
+def _curve_tiles(sizes: object, block_m: int, block_n: int, m: int | None):
+    n_arr = _sizes("sizes", sizes)
+    block_m, block_n = _block("block_m", block_m), _block("block_n", block_n)
+    m_arr = n_arr if m is None else np.full_like(n_arr, positive_int("m", m))
+    tiles_m = -(-m_arr // block_m)  # ceil division on int64 arrays
+    tiles_n = -(-n_arr // block_n)
+    return m_arr, n_arr, tiles_m, tiles_n, block_m, block_n
+
+
+def wave_efficiency_curve(
+    sizes: object,
+    block_m: int,
+    block_n: int,
+    chip: str | Chip,
+    ctas_per_sm: int = 1,
+    *,
+    m: int | None = None,
+) -> np.ndarray:
+    """:func:`wave_efficiency` over an array of sizes (the sawtooth plot); array in, array out.
+
+    Square outputs (size × size) by default; with ``m`` given, ``sizes`` sweeps N at fixed M as
+    in NVIDIA's guide (M = 2304, N = 1536 → 1.0; N = 1544 → 117 tiles on 216 slots).
+    """
+    _, _, tiles_m, tiles_n, _, _ = _curve_tiles(sizes, block_m, block_n, m)
+    found = _gpu(chip, "wave quantization")
+    slots = found.sm_count * positive_int("ctas_per_sm", ctas_per_sm)
+    tiles = tiles_m * tiles_n
+    return tiles / (-(-tiles // slots) * slots)
+
+
+def tile_efficiency_curve(
+    sizes: object, block_m: int, block_n: int, *, m: int | None = None
+) -> np.ndarray:
+    """:func:`tile_efficiency` over an array of sizes (square, or N at fixed ``m``)."""
+    m_arr, n_arr, tiles_m, tiles_n, block_m, block_n = _curve_tiles(sizes, block_m, block_n, m)
+    return (m_arr * n_arr) / (tiles_m * block_m * tiles_n * block_n)
+
+
+@dataclass(frozen=True)
+class Occupancy:
+    """Resident blocks and warps per SM for one kernel configuration.
+
+    ``blocks_limit_*`` are the blocks per SM each resource alone would allow; ``blocks_per_sm``
+    is their minimum and ``limited_by`` names the resource that sets it (0 blocks: the kernel
+    cannot launch with this configuration).
+    """
+
+    chip_name: str
+    threads_per_block: int
+    registers_per_thread: int
+    shared_memory_per_block_bytes: int
+    warps_per_block: int
+    blocks_limit_threads: int
+    blocks_limit_registers: int
+    blocks_limit_shared_memory: int
+    blocks_limit_hardware: int
+    blocks_per_sm: int
+    limited_by: str
+    active_warps_per_sm: int
+    max_warps_per_sm: int
+
+    @property
+    def occupancy(self) -> float:
+        """Active warps over the SM's maximum warps, in [0, 1]."""
+        return self.active_warps_per_sm / self.max_warps_per_sm
+
+    @property
+    def active_threads_per_sm(self) -> int:
+        return self.blocks_per_sm * self.threads_per_block
+
+
+def occupancy(
+    chip: str | Chip,
+    threads_per_block: int,
+    registers_per_thread: int,
+    shared_memory_per_block_bytes: int,
+) -> Occupancy:
+    """Blocks per SM limited by threads, registers, shared memory and the hardware block cap.
+
+    * threads: ⌊max_threads_per_sm / (warps_per_block·32)⌋;
+    * registers: each warp takes ⌈registers_per_thread·32 / 256⌉·256 registers (the 256-register
+      allocation unit), blocks = ⌊⌊registers_per_sm / per_warp⌋ / warps_per_block⌋. This is an
+      approximation: real hardware also splits registers across the SM's four sub-partitions;
+    * shared memory: ⌊shared_memory_per_sm / per_block⌋, or 0 above the per-block limit. The
+      ~1 KiB the driver reserves per block on cc ≥ 8.0 is not modelled;
+    * the chip's maximum resident blocks per SM.
+
+    A100, 256 threads, 64 registers, 48 KiB → 3 blocks (shared memory), 24 of 64 warps, 37.5%.
+    """
+    found = _gpu(chip, "occupancy")
+    threads_per_block = positive_int("threads_per_block", threads_per_block)
+    if threads_per_block > MAX_THREADS_PER_BLOCK:
+        raise ValueError(
+            f"threads_per_block={threads_per_block} must be ≤ {MAX_THREADS_PER_BLOCK}"
+        )
+    registers_per_thread = positive_int("registers_per_thread", registers_per_thread, minimum=0)
+    if registers_per_thread > MAX_REGISTERS_PER_THREAD:
+        raise ValueError(
+            f"registers_per_thread={registers_per_thread} must be ≤ {MAX_REGISTERS_PER_THREAD}"
+        )
+    smem = positive_int("shared_memory_per_block_bytes", shared_memory_per_block_bytes, 0)
+    # Every GPU row carries these per-SM limits (hardware.py's compute-capability tables).
+    assert found.max_threads_per_sm and found.registers_per_sm and found.max_blocks_per_sm
+    assert found.shared_memory_per_sm_bytes and found.shared_memory_per_block_bytes
+
+    warps_per_block = math.ceil(threads_per_block / WARP_SIZE)
+    max_warps = found.max_threads_per_sm // WARP_SIZE
+    by_threads = max_warps // warps_per_block
+    if registers_per_thread == 0:
+        by_registers = found.max_blocks_per_sm
+    else:
+        unit = REGISTER_ALLOCATION_UNIT
+        per_warp = math.ceil(registers_per_thread * WARP_SIZE / unit) * unit
+        by_registers = (found.registers_per_sm // per_warp) // warps_per_block
+    if smem == 0:
+        by_smem = found.max_blocks_per_sm
+    elif smem > found.shared_memory_per_block_bytes:
+        by_smem = 0
+    else:
+        by_smem = found.shared_memory_per_sm_bytes // smem
+    # A resource the kernel does not use (0 registers, 0 bytes) never names the limit.
+    limits = {
+        "shared_memory": by_smem if smem else None,
+        "registers": by_registers if registers_per_thread else None,
+        "threads": by_threads,
+        "max_blocks_per_sm": found.max_blocks_per_sm,
+    }
+    blocks = min(value for value in limits.values() if value is not None)
+    limited_by = next(name for name, value in limits.items() if value == blocks)
+    return Occupancy(
+        chip_name=found.name,
+        threads_per_block=threads_per_block,
+        registers_per_thread=registers_per_thread,
+        shared_memory_per_block_bytes=smem,
+        warps_per_block=warps_per_block,
+        blocks_limit_threads=by_threads,
+        blocks_limit_registers=by_registers,
+        blocks_limit_shared_memory=by_smem,
+        blocks_limit_hardware=found.max_blocks_per_sm,
+        blocks_per_sm=blocks,
+        limited_by=limited_by,
+        active_warps_per_sm=blocks * warps_per_block,
+        max_warps_per_sm=max_warps,
+    )

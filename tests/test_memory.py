@@ -1,0 +1,281 @@
+"""Coalescing, transfer model and bandwidth ladder against hand counts and sourced numbers."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from gpuperf import hardware, memory
+
+BAD_SIZES = [0, -1, 2.5, math.nan, math.inf, True, "x", None]
+
+
+# --- coalescing ----------------------------------------------------------------------------------
+
+
+def brute_sectors(stride, offset, element_bytes, warp_size=32, sector=32):
+    """Mark every byte each lane touches, then list the sectors containing a marked byte."""
+    touched = set()
+    for lane in range(warp_size):
+        first = (offset + lane * stride) * element_bytes
+        for byte in range(first, first + element_bytes):
+            touched.add(byte)
+    return sorted({byte // sector for byte in touched})
+
+
+@pytest.mark.parametrize(
+    ("stride", "offset", "sectors", "efficiency"),
+    [(1, 0, 4, 1.0), (1, 1, 5, 0.8), (2, 0, 8, 0.5), (4, 0, 16, 0.25), (8, 0, 32, 0.125)],
+)
+def test_fp32_warp_worked_numbers(stride, offset, sectors, efficiency):
+    # Seed 002, pp. 23–25: aligned consecutive loads use every byte of their bursts; misaligned
+    # or strided ones drag in bytes nobody asked for ("one nice tile vs two bad tiles").
+    result = memory.coalescing(stride, offset)
+    assert result.transactions == sectors
+    assert result.efficiency == efficiency
+    assert result.bytes_requested == 128
+    assert result.bytes_moved == 32 * sectors
+
+
+def test_cache_lines_and_addresses():
+    aligned = memory.coalescing()
+    assert aligned.addresses == tuple(range(0, 128, 4))
+    assert aligned.sectors == (0, 1, 2, 3) and aligned.cache_lines == 1
+    assert memory.coalescing(1, 1).cache_lines == 2  # bytes 4..131 cross a 128-byte line
+    assert memory.coalescing(32).cache_lines == 32
+    # fp16: 32 lanes × 2 B = 64 B, two sectors; fp64: 256 B, eight sectors.
+    assert memory.coalescing(element_bytes=2).transactions == 2
+    assert memory.coalescing(element_bytes=8).transactions == 8
+    assert memory.coalescing(element_bytes=16).efficiency == 1.0
+
+
+@given(
+    st.integers(1, 64),
+    st.integers(0, 100),
+    st.sampled_from(memory.ELEMENT_BYTES),
+    st.sampled_from([8, 16, 32]),
+)
+def test_coalescing_matches_byte_enumeration(stride, offset, element_bytes, warp_size):
+    result = memory.coalescing(stride, offset, element_bytes, warp_size)
+    assert list(result.sectors) == brute_sectors(stride, offset, element_bytes, warp_size)
+    assert 0 < result.efficiency <= 1
+    assert result.cache_lines <= result.transactions
+    # Strides of a whole sector or more cost one sector per lane.
+    if stride * element_bytes >= 32:
+        assert result.transactions == warp_size
+
+
+# --- transfer model ------------------------------------------------------------------------------
+
+
+def test_transfer_time_and_half_bandwidth():
+    # 1 µs latency at 10 GB/s: 1 MB takes 101 µs; half the peak at 10 kB.
+    assert memory.transfer_time(1e6, 10e9, 1e-6) == pytest.approx(101e-6)
+    assert memory.half_bandwidth_size(10e9, 1e-6) == pytest.approx(1e4)
+    assert memory.effective_bandwidth(1e4, 10e9, 1e-6) == pytest.approx(5e9)
+    # Seed 001: H2D on the p5 node, ~1.4 µs round trip, ~14.2 GB/s → half-bandwidth ~20 kB.
+    assert memory.half_bandwidth_size(14.2e9, 1.4e-6) == pytest.approx(19880)
+    assert memory.effective_bandwidth(0, 10e9, 1e-6) == 0.0
+    assert memory.effective_bandwidth(0, 10e9, 0) == 0.0
+    assert memory.transfer_time(0, 10e9, 2e-6) == 2e-6
+
+
+def test_arrays_in_arrays_out():
+    sizes = np.logspace(2, 9, 30)
+    times = memory.transfer_time(sizes, 1.5e12, 5e-6)
+    assert isinstance(times, np.ndarray) and times.shape == sizes.shape
+    np.testing.assert_allclose(times, [5e-6 + s / 1.5e12 for s in sizes])
+    bw = memory.effective_bandwidth(sizes, 1.5e12, 5e-6)
+    assert np.all(bw < 1.5e12) and np.all(np.diff(bw) > 0)
+    # Seed 000/001: below ~1 MB the copy is latency-bound (latency > transfer term here).
+    small = sizes < 1e6
+    assert np.all(sizes[small] / 1.5e12 * 0.5 < 5e-6)
+
+
+@given(
+    st.floats(1, 1e12),
+    st.floats(1e6, 1e13),
+    st.floats(1e-9, 1e-3),
+    st.floats(1.01, 100),
+)
+def test_effective_bandwidth_below_peak_and_growing(n_bytes, bandwidth, latency, factor):
+    small = memory.effective_bandwidth(n_bytes, bandwidth, latency)
+    large = memory.effective_bandwidth(n_bytes * factor, bandwidth, latency)
+    assert 0 < small <= bandwidth
+    assert large >= small
+    if latency * bandwidth / n_bytes > 1e-6:  # strictly, unless rounding hides the latency
+        assert small < bandwidth
+        assert large > small
+    half = memory.half_bandwidth_size(bandwidth, latency)
+    assert memory.effective_bandwidth(half, bandwidth, latency) == pytest.approx(bandwidth / 2)
+
+
+def test_fit_recovers_latency_and_bandwidth():
+    sizes = np.array([1e3, 1e4, 1e5, 1e6, 1e7, 1e8])
+    times = 2.5e-6 + sizes / 14.2e9
+    model = memory.fit_transfer_model(sizes, times)
+    assert model.latency_s == pytest.approx(2.5e-6, rel=1e-6)
+    assert model.bandwidth == pytest.approx(14.2e9, rel=1e-6)
+    assert not model.latency_clipped
+    assert model.half_bandwidth_bytes == pytest.approx(2.5e-6 * 14.2e9, rel=1e-6)
+    assert model.time_s(1e6) == pytest.approx(2.5e-6 + 1e6 / 14.2e9)
+    assert model.effective_bandwidth(1e9) < model.bandwidth
+    # Independent derivation: normal equations by hand for two points.
+    (n1, n2), (t1, t2) = (1e5, 1e7), (2.5e-6 + 1e5 / 14.2e9, 2.5e-6 + 1e7 / 14.2e9)
+    slope = (t2 - t1) / (n2 - n1)
+    two = memory.fit_transfer_model([n1, n2], [t1, t2])
+    assert two.bandwidth == pytest.approx(1 / slope)
+    assert two.latency_s == pytest.approx(t1 - slope * n1)
+
+
+def test_fit_clips_negative_latency():
+    sizes = np.array([1e6, 2e6, 4e6])
+    times = sizes / 1e9 - np.array([1e-6, 0, 0])  # noise pushes the intercept below zero
+    model = memory.fit_transfer_model(sizes, times)
+    assert model.latency_clipped and model.latency_s == 0.0
+    assert model.bandwidth == pytest.approx(1e9, rel=1e-3)
+
+
+def test_fit_rejects_bad_data():
+    with pytest.raises(ValueError, match="at least 2 distinct sizes"):
+        memory.fit_transfer_model([1e6, 1e6], [1e-3, 1.1e-3])
+    with pytest.raises(ValueError, match="at least 2 distinct sizes"):
+        memory.fit_transfer_model([1e6], [1e-3])
+    with pytest.raises(ValueError, match="same length"):
+        memory.fit_transfer_model([1e6, 2e6], [1e-3])
+    with pytest.raises(ValueError, match="do not grow"):
+        memory.fit_transfer_model([1e6, 2e6, 3e6], [3e-3, 2e-3, 1e-3])
+    with pytest.raises(ValueError, match="times_s="):
+        memory.fit_transfer_model([1e6, 2e6], [1e-3, math.nan])
+    with pytest.raises(ValueError, match="n_bytes="):
+        memory.fit_transfer_model([1e6, -2e6], [1e-3, 2e-3])
+
+
+# --- the ladder ----------------------------------------------------------------------------------
+
+
+def test_a100_and_h100_ladders_use_the_chip_table():
+    h100 = hardware.chip("H100")
+    ladder = memory.bandwidth_ladder(h100, l2_bandwidth=12e12)
+    names = [level.name.split(" (")[0] for level in ladder]
+    assert names == [
+        "registers",
+        "shared memory / L1",
+        "L2",
+        "HBM",
+        "chip-to-chip",
+        "host link",
+        "network",
+        "storage",
+    ]
+    by_name = dict(zip(names, ladder, strict=True))
+    assert by_name["registers"].capacity_bytes == 65536 * 4 * 132  # 256 KB per SM
+    assert by_name["registers"].bandwidth_bytes_per_s is None
+    assert by_name["shared memory / L1"].capacity_bytes == 228 * 1024 * 132
+    assert by_name["shared memory / L1"].bandwidth_bytes_per_s == pytest.approx(33.4e12, rel=0.01)
+    assert by_name["L2"].capacity_bytes == 50 * 2**20
+    assert by_name["L2"].bandwidth_bytes_per_s == 12e12
+    assert by_name["HBM"].bandwidth_bytes_per_s == h100.hbm_bandwidth
+    assert by_name["chip-to-chip"].bandwidth_bytes_per_s == h100.interconnect_bandwidth
+    assert by_name["host link"].bandwidth_bytes_per_s == h100.host_link_bandwidth
+    assert by_name["network"].bandwidth_bytes_per_s is None
+    # A100: shared memory ~19.5 TB/s (the FA1 paper's "around 19TB/s").
+    a100 = memory.bandwidth_ladder("A100-40GB")
+    assert a100[1].bandwidth_bytes_per_s == pytest.approx(19.5e12, rel=0.01)
+
+
+def test_ladder_on_chip_levels_get_slower():
+    for found in hardware.chips():
+        ladder = memory.bandwidth_ladder(found, l2_bandwidth=None)
+        known = [level.bandwidth_bytes_per_s for level in ladder[:4]]
+        known = [bw for bw in known if bw is not None]
+        assert known == sorted(known, reverse=True)
+        assert all(level.source for level in ladder)
+
+
+def test_ladder_caller_values_and_measured_host_link():
+    ladder = memory.bandwidth_ladder(
+        "H100",
+        register_bandwidth=401e12,
+        host_bandwidth=14.2e9,
+        network_bandwidth=50e9,
+        storage_bandwidth=5e9,
+    )
+    values = {level.name.split(" (")[0]: level for level in ladder}
+    assert values["registers"].bandwidth_bytes_per_s == 401e12
+    assert values["host link"].bandwidth_bytes_per_s == 14.2e9
+    assert "caller" in values["host link"].source
+    assert values["network"].bandwidth_bytes_per_s == 50e9
+    assert values["storage"].bandwidth_bytes_per_s == 5e9
+
+
+def test_tpu_ladder_skips_sm_levels():
+    ladder = memory.bandwidth_ladder("v5e")
+    names = [level.name for level in ladder]
+    assert not any(name.startswith(("registers", "shared", "L2")) for name in names)
+    assert ladder[0].name.startswith("HBM")
+    assert ladder[0].bandwidth_bytes_per_s == hardware.chip("v5e").hbm_bandwidth
+    assert ladder[1].bandwidth_bytes_per_s == hardware.chip("v5e").interconnect_bandwidth
+
+
+# --- bad inputs ----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("bad", BAD_SIZES)
+def test_coalescing_rejects_bad_stride(bad):
+    with pytest.raises(ValueError, match=r"stride=.* must be an integer ≥ 1"):
+        memory.coalescing(stride=bad)
+
+
+def test_coalescing_rejects_other_bad_inputs():
+    with pytest.raises(ValueError, match=r"offset=-1 must be an integer ≥ 0"):
+        memory.coalescing(offset=-1)
+    with pytest.raises(ValueError, match=r"offset=2.5"):
+        memory.coalescing(offset=2.5)
+    for bad in (3, 0, 32, True, 4.5, "4"):
+        with pytest.raises(ValueError, match=r"element_bytes=.* must be one of 1, 2, 4, 8, 16"):
+            memory.coalescing(element_bytes=bad)
+    with pytest.raises(ValueError, match=r"warp_size=0"):
+        memory.coalescing(warp_size=0)
+    with pytest.raises(ValueError, match=r"sector_bytes=24 must be a power of two"):
+        memory.coalescing(sector_bytes=24)
+    with pytest.raises(ValueError, match=r"sector_bytes=4 must be a power of two ≥ 8"):
+        memory.coalescing(element_bytes=8, sector_bytes=4)
+    with pytest.raises(ValueError, match=r"line_bytes=16 must be a power of two ≥ 32"):
+        memory.coalescing(line_bytes=16)
+
+
+@pytest.mark.parametrize("bad", [0, -1, math.nan, math.inf, True, "x", None])
+def test_transfer_model_rejects_bad_bandwidth(bad):
+    for call in (
+        lambda: memory.transfer_time(1e6, bad, 1e-6),
+        lambda: memory.effective_bandwidth(1e6, bad, 1e-6),
+        lambda: memory.half_bandwidth_size(bad, 1e-6),
+    ):
+        with pytest.raises(ValueError, match=r"bandwidth=.* must be a finite number > 0"):
+            call()
+
+
+def test_transfer_model_rejects_bad_sizes_and_latency():
+    for bad in (-1, math.nan, math.inf, True, "x", None, [1e6, -1], [math.nan], []):
+        with pytest.raises(ValueError, match=r"n_bytes=.* must be finite numbers ≥ 0|n_bytes="):
+            memory.transfer_time(bad, 1e9, 1e-6)
+    for bad in (-1e-6, math.nan, True, "x"):
+        with pytest.raises(ValueError, match=r"latency_s=.* must be a finite number ≥ 0"):
+            memory.effective_bandwidth(1e6, 1e9, bad)
+        with pytest.raises(ValueError, match=r"latency_s="):
+            memory.half_bandwidth_size(1e9, bad)
+
+
+def test_ladder_rejects_bad_inputs():
+    with pytest.raises(KeyError, match="unknown chip 'Z100'"):
+        memory.bandwidth_ladder("Z100")
+    for bad in (0, -1, math.nan, True, "x"):
+        with pytest.raises(ValueError, match=r"l2_bandwidth=.* must be a finite number > 0"):
+            memory.bandwidth_ladder("A100", l2_bandwidth=bad)
+        with pytest.raises(ValueError, match=r"network_bandwidth="):
+            memory.bandwidth_ladder("A100", network_bandwidth=bad)
