@@ -1,0 +1,95 @@
+"""Helpers for the course notebooks: the Colab setup cell and showing package source.
+
+Every chapter and lab notebook opens with the same setup cell. It installs ``gpuperf`` from the
+course repository **only inside Google Colab** (a local reader already has it from
+``requirements.txt``) and never installs, pins or upgrades numpy, torch, matplotlib or
+ipywidgets: Colab ships its own, and replacing them breaks the runtime (the d2l and QuantEcon
+courses learnt this the hard way). The canonical text of that cell lives here, in
+:func:`colab_setup_source`, and ``tests/test_notebooks.py`` checks every notebook against it, with
+the repository URL read from the book's ``_config.yml``.
+
+Notebooks never redefine calculators; to show the code behind a number they render the package
+source with :func:`show_source`. IPython is imported lazily, so ``import gpuperf`` stays
+numpy-only.
+"""
+
+from __future__ import annotations
+
+import inspect
+import re
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import Any
+
+__all__ = ["colab_setup_source", "repository_url_from_config", "show_source", "table"]
+
+_URL = re.compile(r"^https://[A-Za-z0-9.-]+(/[A-Za-z0-9._-]+)+$")
+
+
+def colab_setup_source(repository_url: str) -> str:
+    """The exact text of the first code cell of every notebook.
+
+    ``repository_url`` is the book's ``repository.url`` (no trailing slash, no ``.git``), e.g.
+    ``https://github.com/gpuperf/gpuperf``. Outside Colab the cell does nothing.
+    """
+    url = repository_url.strip()
+    if url.endswith("/") or url.endswith(".git") or not _URL.match(url):
+        raise ValueError(
+            f"repository_url={repository_url!r} must look like https://github.com/OWNER/REPO "
+            "(no trailing slash, no .git)"
+        )
+    return (
+        "# Setup: inside Google Colab, install the course package (nothing else) from the\n"
+        "# repository. Locally `pip install -r requirements.txt` has already installed it.\n"
+        "import sys\n"
+        "\n"
+        'if "google.colab" in sys.modules:\n'
+        f'    %pip install -q "gpuperf @ git+{url}"'
+    )
+
+
+def repository_url_from_config(config_path: str | Path) -> str:
+    """Read ``repository.url`` from a Jupyter Book ``_config.yml`` (needs PyYAML, which JB has)."""
+    import yaml  # lazy: only the tests and the book tooling call this
+
+    config = yaml.safe_load(Path(config_path).read_text(encoding="utf-8"))
+    try:
+        return str(config["repository"]["url"])
+    except (KeyError, TypeError):
+        raise ValueError(f"{config_path} has no repository.url") from None
+
+
+def show_source(obj: Any) -> Any:
+    """Display the source of a gpuperf function, class or module as highlighted code.
+
+    Returns an ``IPython.display.Code`` object, so the last line of a cell renders it in Jupyter,
+    in the built book and in Colab alike.
+    """
+    try:
+        from IPython.display import Code
+    except ImportError as error:  # pragma: no cover - IPython ships with every notebook kernel
+        raise ImportError("show_source needs IPython: pip install ipykernel") from error
+    try:
+        source = inspect.getsource(obj)
+    except (TypeError, OSError) as error:
+        raise TypeError(
+            f"cannot show the source of {obj!r}: pass a function, class or module "
+            "defined in a .py file"
+        ) from error
+    return Code(source, language="python")
+
+
+def table(headers: Sequence[str], rows: Iterable[Sequence[object]]) -> Any:
+    """A Markdown table as an ``IPython.display.Markdown`` object (renders in Jupyter, Colab and
+    the book). Cells are converted with ``str``; format numbers before passing them in.
+    """
+    from IPython.display import Markdown
+
+    headers = [str(h) for h in headers]
+    lines = ["| " + " | ".join(headers) + " |", "|" + "---|" * len(headers)]
+    for row in rows:
+        cells = [str(c).replace("|", "\\|") for c in row]
+        if len(cells) != len(headers):
+            raise ValueError(f"row {cells!r} has {len(cells)} cells; expected {len(headers)}")
+        lines.append("| " + " | ".join(cells) + " |")
+    return Markdown("\n".join(lines))

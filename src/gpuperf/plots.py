@@ -1,0 +1,1104 @@
+"""Matplotlib figures for the course, each returned as a ``Figure``.
+
+A figure function only draws: every number comes from the calculators (:mod:`gpuperf.hardware`,
+:mod:`gpuperf.roofline`, :mod:`gpuperf.cost`). The figures are made with ``pyplot`` so that the
+inline backend shows them in Jupyter, in Colab and in the built book; a notebook cell ends with
+``plt.show()``. matplotlib is imported lazily, so ``import gpuperf`` needs numpy only.
+
+:func:`roofline` draws the roofline model of Williams, Waterman & Patterson (2009): attainable
+FLOP/s = min(peak, bandwidth × intensity), on log-log axes, one roof per chip, with the ridge
+point marked and optional operations placed at their arithmetic intensity.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from .cost import OpCost
+from .hardware import Chip, chip
+from .roofline import attainable_flops
+from .units import format_flops
+
+__all__ = ["roofline"]
+
+_TFLOPS = 1e12
+
+
+def _pyplot() -> Any:
+    from .runtime import require
+
+    return require("matplotlib.pyplot", "pip install matplotlib")
+
+
+def roofline(
+    chips: str | Chip | Sequence[str | Chip],
+    precision: str = "bf16",
+    *,
+    ops: Mapping[str, OpCost] | None = None,
+    intensity_range: tuple[float, float] = (0.05, 5000.0),
+    bandwidth: float | None = None,
+    title: str | None = None,
+    figsize: tuple[float, float] = (7.0, 4.2),
+) -> Any:
+    """Log-log roofline of one or more chips at one precision; returns the ``Figure``.
+
+    ``ops`` maps a label to an :class:`~gpuperf.cost.OpCost`; each is drawn as a point at its
+    arithmetic intensity on the roof of the *first* chip. ``bandwidth`` replaces HBM bandwidth
+    (e.g. a link) for every chip. With a single chip the memory-bound region is shaded.
+    """
+    plt = _pyplot()
+    chip_list = [chips] if isinstance(chips, str | Chip) else list(chips)
+    if not chip_list:
+        raise ValueError("chips must name at least one chip")
+    resolved = [chip(c) for c in chip_list]
+    low, high = intensity_range
+    if not 0 < low < high:
+        raise ValueError(f"intensity_range={intensity_range!r} must satisfy 0 < low < high")
+    intensity = np.geomspace(low, high, 400)
+
+    fig, ax = plt.subplots(figsize=figsize, layout="constrained")
+    for the_chip in resolved:
+        roof = attainable_flops(intensity, the_chip, precision, bandwidth) / _TFLOPS
+        ridge = the_chip.ridge_point(precision, bandwidth)
+        (line,) = ax.loglog(intensity, roof, lw=2, label=f"{the_chip.name} ({precision})")
+        ax.axvline(ridge, color=line.get_color(), ls=":", lw=1)
+        ax.annotate(
+            f"ridge {ridge:.0f}",
+            (ridge, the_chip.peak_flops(precision) / _TFLOPS),
+            textcoords="offset points",
+            xytext=(4, -14),
+            fontsize=8,
+            color=line.get_color(),
+        )
+    if len(resolved) == 1:
+        ridge = resolved[0].ridge_point(precision, bandwidth)
+        ax.axvspan(low, ridge, color="tab:blue", alpha=0.07, lw=0)
+        ax.axvspan(ridge, high, color="tab:orange", alpha=0.07, lw=0)
+        ax.text(low * 1.3, ax.get_ylim()[1] * 0.4, "memory-bound", fontsize=9, va="top")
+        ax.text(ridge * 1.3, ax.get_ylim()[0] * 2.0, "compute-bound", fontsize=9, va="bottom")
+    for label, op in (ops or {}).items():
+        y = attainable_flops(op.intensity, resolved[0], precision, bandwidth)
+        ax.plot(op.intensity, y / _TFLOPS, "o", ms=7, mec="black", zorder=3)
+        ax.annotate(
+            f"{label}\n{format_flops(y)}",
+            (op.intensity, y / _TFLOPS),
+            textcoords="offset points",
+            xytext=(6, -22),
+            fontsize=8,
+        )
+    ax.set_xlim(low, high)
+    ax.set_xlabel("arithmetic intensity (FLOP / byte)")
+    ax.set_ylabel("attainable TFLOP/s")
+    ax.grid(True, which="major", alpha=0.3)
+    ax.legend(loc="lower right", fontsize=8)
+    if title:
+        ax.set_title(title)
+    return fig
+
+
+# --------------------------------------------------------------------------------------------
+# Chapters 1 and 2: updatable roofline panels (shared by the live explorers in
+# gpuperf.widgets.roofline and by their kernel-free scrubbers), the GPU/SM anatomy diagram and
+# the static roofline figures. Every number is read from the calculators; the panels only draw.
+# --------------------------------------------------------------------------------------------
+
+
+def _flops_tick(value: float, _position: Any = None) -> str:
+    """Axis ticks in SI FLOP/s: ``1e12`` → ``'1 T'``."""
+    for scale, prefix in ((1e15, "P"), (1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k")):
+        if value >= scale:
+            return f"{value / scale:g} {prefix}"
+    return f"{value:g}"
+
+
+def _intensity_tick(value: float, _position: Any = None) -> str:
+    return f"{value:g}"
+
+
+def _number(value: float) -> str:
+    """``295.2`` → ``'295'``, ``1125`` → ``'1,125'``, ``0.125`` → ``'0.125'``."""
+    return f"{value:,.0f}" if abs(value) >= 10 else f"{value:.3g}"
+
+
+def _log_axes(ax: Any, intensity_range: tuple[float, float], flops_range: tuple[float, float]):
+    from matplotlib.ticker import FuncFormatter, LogLocator
+
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlim(*intensity_range)
+    ax.set_ylim(*flops_range)
+    ax.xaxis.set_major_locator(LogLocator(base=10))
+    ax.xaxis.set_major_formatter(FuncFormatter(_intensity_tick))
+    ax.yaxis.set_major_formatter(FuncFormatter(_flops_tick))
+    ax.set_xlabel("arithmetic intensity (FLOP / byte)")
+    ax.set_ylabel("attainable FLOP/s")
+    ax.grid(True, which="major", alpha=0.3)
+
+
+class RooflinePanel:
+    """A log-log roofline on one ``Axes`` whose roof, ridge point, regions and point move in place.
+
+    Axis limits are fixed at construction, so moving any artist never needs a full redraw: a
+    live explorer marks :attr:`artists` as animated and blits them; a scrubber simply saves the
+    figure after each update. The y axis is in FLOP/s (SI), so a point's data *is* the
+    calculator's value.
+    """
+
+    def __init__(
+        self,
+        ax: Any,
+        *,
+        intensity_range: tuple[float, float] = (1e-2, 1e5),
+        flops_range: tuple[float, float] = (1e9, 3e16),
+        n_samples: int = 160,
+        annotate: bool = True,
+    ) -> None:
+        self.ax = ax
+        self.annotate = annotate
+        self.intensity_range = intensity_range
+        self.intensity = np.geomspace(*intensity_range, n_samples)
+        _log_axes(ax, intensity_range, flops_range)
+        low, high = intensity_range
+        self.memory_region = ax.axvspan(low, low, color="tab:blue", alpha=0.08, lw=0)
+        self.compute_region = ax.axvspan(low, high, color="tab:orange", alpha=0.08, lw=0)
+        (self.roof,) = ax.plot([], [], lw=2.2, color="black")
+        (self.ridge,) = ax.plot([], [], ls=":", lw=1, color="dimgray")
+        self.ridge_label = ax.annotate(
+            "", (1.0, 1.0), xytext=(4, 4), textcoords="offset points", fontsize=8
+        )
+        self.region_labels = (
+            ax.text(0.02, 0.02, "", transform=ax.transAxes, fontsize=8, color="tab:blue"),
+            ax.text(0.98, 0.02, "", transform=ax.transAxes, fontsize=8, color="tab:orange",
+                    ha="right"),
+        )  # fmt: skip
+        self.title = ax.text(0.02, 0.97, "", transform=ax.transAxes, va="top", fontsize=9)
+        (self.point,) = ax.plot(
+            [], [], "o", ms=9, color="tab:red", mec="black", zorder=5, label="operation"
+        )
+        self.point_label = ax.annotate(
+            "", (1.0, 1.0), xytext=(8, -16), textcoords="offset points", fontsize=8,
+            color="tab:red",
+        )  # fmt: skip
+
+    @property
+    def artists(self) -> list[Any]:
+        """Everything that moves when the chip, precision or operation changes.
+
+        Text is expensive to rasterise (~0.25 ms per glyph with matplotlib 3.11 on a small
+        CPU), so a panel built with ``annotate=False`` leaves its labels empty and out of this
+        list; a live explorer then states the numbers in its status line instead.
+        """
+        shapes = [self.memory_region, self.compute_region, self.roof, self.ridge, self.point]
+        if not self.annotate:
+            return shapes
+        return [*shapes, self.ridge_label, *self.region_labels, self.title, self.point_label]
+
+    def _text(self, artist: Any, text: str) -> None:
+        if self.annotate:
+            artist.set_text(text)
+
+    def set_roof(
+        self,
+        the_chip: str | Chip,
+        precision: str,
+        *,
+        bandwidth: float | None = None,
+        title: str | None = None,
+    ) -> float:
+        """Draw ``min(peak, bandwidth × intensity)`` for a chip; returns the ridge point."""
+        from .roofline import ridge_point
+
+        the_chip = chip(the_chip)
+        roof = attainable_flops(self.intensity, the_chip, precision, bandwidth)
+        ridge = ridge_point(the_chip, precision, bandwidth)
+        peak = the_chip.peak_flops(precision)
+        low, high = self.intensity_range
+        self.roof.set_data(self.intensity, roof)
+        self.ridge.set_data([ridge, ridge], [self.ax.get_ylim()[0], peak])
+        self.ridge_label.xy = (ridge, peak)
+        self._text(self.ridge_label, f"ridge {_number(ridge)} FLOP/B")
+        self.memory_region.set_x(low)
+        self.memory_region.set_width(max(min(ridge, high) - low, 0.0))
+        self.compute_region.set_x(min(ridge, high))
+        self.compute_region.set_width(max(high - ridge, 0.0))
+        self._text(self.region_labels[0], "memory-bound")
+        self._text(self.region_labels[1], "compute-bound")
+        self._text(self.title, title if title is not None else f"{the_chip.name} · {precision}")
+        return ridge
+
+    def clear_roof(self, message: str) -> None:
+        """No roof to draw (the chip has no rate at that precision): say so on the axes."""
+        low = self.intensity_range[0]
+        self.roof.set_data([], [])
+        self.ridge.set_data([], [])
+        self._text(self.ridge_label, "")
+        for region in (self.memory_region, self.compute_region):
+            region.set_x(low)
+            region.set_width(0.0)
+        for label in self.region_labels:
+            self._text(label, "")
+        self._text(self.title, message)
+        self.clear_point()
+
+    def set_point(self, intensity: float, flops_per_s: float, label: str = "") -> None:
+        """Place the operation at (intensity, attainable FLOP/s)."""
+        self.point.set_data([intensity], [flops_per_s])
+        self.point_label.xy = (intensity, flops_per_s)
+        self._text(self.point_label, label)
+
+    def clear_point(self) -> None:
+        self.point.set_data([], [])
+        self._text(self.point_label, "")
+
+
+class TimeBarsPanel:
+    """Two horizontal bars, T_math and T_comms, scaled to the larger; the bound named in words."""
+
+    def __init__(self, ax: Any, *, annotate: bool = True) -> None:
+        self.ax = ax
+        self.annotate = annotate
+        self.bars = ax.barh([1, 0], [0.0, 0.0], height=0.55, color=["tab:orange", "tab:blue"])
+        ax.set_yticks([1, 0], ["T_math\n(FLOPs / peak)", "T_comms\n(bytes / BW)"], fontsize=8)
+        ax.set_xlim(0, 1.6)
+        ax.set_ylim(-0.6, 1.6)
+        ax.set_xticks([0, 0.5, 1.0])
+        ax.set_xlabel("time ÷ lower bound max(T_math, T_comms)", fontsize=8)
+        ax.axvline(1.0, color="dimgray", lw=0.8, ls=":")
+        self.values = [ax.text(0.0, y, "", va="center", fontsize=8) for y in (1, 0)]
+        self.verdict = ax.text(
+            0.0, 1.02, "", transform=ax.transAxes, va="bottom", fontsize=8, fontweight="bold"
+        )
+
+    @property
+    def artists(self) -> list[Any]:
+        """The bars, plus the time labels and the verdict when ``annotate`` is on."""
+        return [*self.bars, *self.values, self.verdict] if self.annotate else [*self.bars]
+
+    def set_bounds(self, bounds: Any) -> None:
+        """Show a :class:`gpuperf.roofline.TimeBounds`."""
+        from .units import format_seconds
+
+        longest = bounds.lower_s
+        for bar, text, seconds in zip(
+            self.bars, self.values, (bounds.t_math_s, bounds.t_comms_s), strict=True
+        ):
+            width = seconds / longest if longest > 0 else 0.0
+            bar.set_width(width)
+            text.set_x(width + 0.03)
+            if self.annotate:
+                text.set_text(format_seconds(seconds))
+        if self.annotate:
+            self.verdict.set_text(bound_in_words(bounds))
+
+    def clear(self, message: str = "") -> None:
+        for bar, text in zip(self.bars, self.values, strict=True):
+            bar.set_width(0.0)
+            text.set_text("")
+        if self.annotate:
+            self.verdict.set_text(message)
+
+
+def bound_in_words(bounds: Any) -> str:
+    """``'memory-bound: T_comms is 37× T_math'`` for a :class:`~gpuperf.roofline.TimeBounds`."""
+    if bounds.t_math_s == 0:
+        return "memory-bound: no math at all"
+    ratio = bounds.t_comms_s / bounds.t_math_s
+    if bounds.bound == "memory":
+        return f"memory-bound: T_comms = {ratio:.3g} × T_math"
+    if ratio == 0:
+        return "compute-bound: no bytes to move"
+    return f"compute-bound: T_math = {1 / ratio:.3g} × T_comms"
+
+
+class PeakBarsPanel:
+    """Dense peak FLOP/s per precision for one chip (log scale); missing precisions show '–'."""
+
+    def __init__(
+        self, ax: Any, flops_range: tuple[float, float] = (1e10, 3e16), *, annotate: bool = True
+    ) -> None:
+        from matplotlib.ticker import FuncFormatter
+
+        from .units import PRECISIONS
+
+        self.ax = ax
+        self.annotate = annotate
+        self.precisions = PRECISIONS
+        positions = np.arange(len(PRECISIONS))
+        self.floor = flops_range[0]
+        self.bars = ax.bar(
+            positions, [0.0] * len(PRECISIONS), bottom=self.floor, color="lightgray"
+        )
+        ax.set_yscale("log")
+        ax.set_ylim(*flops_range)
+        ax.set_xticks(positions, PRECISIONS, fontsize=8)
+        ax.yaxis.set_major_formatter(FuncFormatter(_flops_tick))
+        ax.set_ylabel("dense peak FLOP/s")
+        ax.grid(True, axis="y", which="major", alpha=0.3)
+        self.labels = [
+            ax.text(x, self.floor, "", ha="center", va="bottom", fontsize=7) for x in positions
+        ]
+        self.title = ax.text(0.02, 0.97, "", transform=ax.transAxes, va="top", fontsize=9)
+
+    @property
+    def artists(self) -> list[Any]:
+        """The bars, plus value labels and title when ``annotate`` is on."""
+        return [*self.bars, *self.labels, self.title] if self.annotate else [*self.bars]
+
+    def set_chip(self, the_chip: str | Chip, selected: str) -> None:
+        the_chip = chip(the_chip)
+        for precision, bar, label in zip(self.precisions, self.bars, self.labels, strict=True):
+            if precision in the_chip.precisions:
+                peak = the_chip.peak_flops(precision)
+                bar.set_height(peak - self.floor)
+                label.set_position((label.get_position()[0], peak))
+                if self.annotate:
+                    label.set_text(_flops_tick(peak))
+            else:
+                bar.set_height(0.0)
+                label.set_position((label.get_position()[0], self.floor))
+                if self.annotate:
+                    label.set_text("–")
+            bar.set_color("tab:red" if precision == selected else "lightsteelblue")
+        if self.annotate:
+            self.title.set_text(f"{the_chip.name}: dense peak FLOP/s per precision")
+
+
+# --- GPU and SM anatomy ---------------------------------------------------------------------
+
+#: Full-die layout (GPCs, TPCs per GPC, SMs per TPC) and one SM partition's units, drawn from
+#: the A100 and H100 architecture whitepapers (A100-WP, H100-WP). Drawing constants only: the
+#: enabled SM count, registers and shared memory come from the chip table.
+_DIE_LAYOUT = {
+    "Ampere (GA100)": ("GA100", 8, 8, 2, {"INT32": 16, "FP32": 16, "FP64": 8, "LD/ST": 8}),
+    "Hopper": ("GH100", 8, 9, 2, {"INT32": 16, "FP32": 32, "FP64": 16, "LD/ST": 8}),
+}
+SM_PARTITIONS = 4
+
+
+def gpu_anatomy(chip_name: str | Chip = "A100-80GB", *, figsize=(11.0, 5.2)) -> Any:
+    """The chip (GPCs → TPCs → SMs, L2, memory, links) and one SM's inside, side by side.
+
+    Works for the A100 (GA100) and H100 (GH100) rows of the table. SMs that the product fuses
+    off (the full die has more than the SKU enables) are drawn hatched; which ones are disabled
+    differs from die to die, so their positions here are illustrative only.
+    """
+    from matplotlib.patches import Rectangle
+
+    the_chip = chip(chip_name)
+    if the_chip.architecture not in _DIE_LAYOUT:
+        known = ", ".join(c.name for c in _chips_with_layout())
+        raise ValueError(f"no die layout for {the_chip.name}; drawable chips: {known}")
+    die, n_gpc, tpc_per_gpc, sm_per_tpc, units = _DIE_LAYOUT[the_chip.architecture]
+    full = n_gpc * tpc_per_gpc * sm_per_tpc
+    enabled = the_chip.sm_count
+    plt = _pyplot()
+    fig, (ax_chip, ax_sm) = plt.subplots(
+        1, 2, figsize=figsize, layout="constrained", gridspec_kw={"width_ratios": [1.35, 1]}
+    )
+
+    def box(ax, x, y, w, h, text="", color="white", size=7, **kw):
+        ax.add_patch(Rectangle((x, y), w, h, facecolor=color, edgecolor="black", lw=0.6, **kw))
+        if text:
+            ax.text(x + w / 2, y + h / 2, text, ha="center", va="center", fontsize=size)
+
+    # ---- the chip: two rows of GPCs around the L2 cache -------------------------------------
+    ax = ax_chip
+    ax.set_xlim(0, 100)
+    ax.set_ylim(0, 74)
+    ax.axis("off")
+    ax.set_title(
+        f"{the_chip.name}: {die} die, {full} SMs on the full die, {enabled} enabled", fontsize=10
+    )
+    box(ax, 8, 66, 84, 5, "PCIe host interface · GigaThread engine (blocks → SMs; MIG)",
+        "lightyellow")  # fmt: skip
+    box(ax, 8, 1, 84, 5, f"{the_chip.interconnect or 'links'}  ·  high-speed hub", "lavender")
+    for side in (0, 94):
+        box(ax, side, 8, 6, 56, "", "white")
+        ax.text(side + 3, 36, f"{the_chip.memory_type}\n+ memory\ncontrollers", rotation=90,
+                ha="center", va="center", fontsize=7)  # fmt: skip
+    box(ax, 8, 33, 84, 5, f"L2 cache ({_binary_bytes(the_chip.l2_bytes)}), shared by all SMs",
+        "#cfe8cf")  # fmt: skip
+    gpc_w = 84 / (n_gpc // 2)
+    disabled = _spread(full - enabled, full)
+    sm_index = 0
+    for g in range(n_gpc):
+        row, col = divmod(g, n_gpc // 2)
+        x0 = 8 + col * gpc_w
+        y0 = 39.5 if row == 0 else 7.5
+        box(ax, x0 + 0.4, y0, gpc_w - 0.8, 25, "", "#f4f4f4")
+        ax.text(x0 + gpc_w / 2, y0 + 23.6, f"GPC {g}", ha="center", fontsize=6)
+        cols = 2
+        rows = -(-tpc_per_gpc // cols)
+        tw, th = (gpc_w - 2) / cols, 21.5 / rows
+        for t in range(tpc_per_gpc):
+            tr, tc = divmod(t, cols)
+            tx, ty = x0 + 1 + tc * tw, y0 + 0.6 + (rows - 1 - tr) * th
+            box(ax, tx + 0.1, ty + 0.1, tw - 0.2, th - 0.2, "", "#d5d8dc")  # one TPC
+            for s in range(sm_per_tpc):
+                off = sm_index in disabled
+                box(ax, tx + 0.3 + s * (tw - 0.6) / sm_per_tpc, ty + 0.3,
+                    (tw - 0.6) / sm_per_tpc - 0.3, th - 0.6, "", "white" if off else "#7fb3d5",
+                    hatch="////" if off else None)  # fmt: skip
+                sm_index += 1
+    ax.text(50, -2.5, "blue: enabled SM · hatched: fused off · each pair of SMs is one TPC",
+            ha="center", fontsize=7)  # fmt: skip
+
+    # ---- one SM: four partitions over the shared L1 / shared memory ---------------------------
+    ax = ax_sm
+    ax.set_xlim(0, 100)
+    ax.set_ylim(0, 100)
+    ax.axis("off")
+    ax.set_title("inside one SM (streaming multiprocessor)", fontsize=10)
+    box(ax, 2, 93, 96, 5, "L1 instruction cache", "lightyellow")
+    regs = the_chip.registers_per_sm // SM_PARTITIONS
+    pw = 96 / 2
+    for p in range(SM_PARTITIONS):
+        r, c = divmod(p, 2)
+        x0, y0 = 2 + c * pw, 54 - r * 38
+        box(ax, x0 + 0.5, y0, pw - 1, 38, "", "#f4f4f4")
+        box(ax, x0 + 2, y0 + 33, pw - 4, 4, "L0 i-cache · warp scheduler · dispatch (32 thr/clk)",
+            "lightyellow", size=5.5)  # fmt: skip
+        box(ax, x0 + 2, y0 + 28, pw - 4, 4.5, f"register file: {regs:,} × 32-bit", "#f9e79f",
+            size=6)  # fmt: skip
+        ux = x0 + 2
+        for name, count in units.items():
+            if name == "LD/ST":
+                continue
+            box(ax, ux, y0 + 9, 9.5, 18.5, f"{name}\n×{count}", "#aed6f1", size=6)
+            ux += 10
+        box(ax, ux, y0 + 9, pw - 4 - (ux - x0 - 2), 18.5, "Tensor\nCore", "#82e0aa", size=6.5)
+        box(ax, x0 + 2, y0 + 2, (pw - 4) * 0.62, 6, f"LD/ST ×{units['LD/ST']}", "#d7bde2", size=6)
+        box(ax, x0 + 2 + (pw - 4) * 0.64, y0 + 2, (pw - 4) * 0.36, 6, "SFU", "#f5b7b1", size=6)
+    smem = _binary_bytes(the_chip.shared_memory_per_sm_bytes)
+    box(ax, 2, 8, 96, 7, f"L1 data cache / shared memory (up to {smem} as shared memory)",
+        "#cfe8cf", size=7)  # fmt: skip
+    box(ax, 2, 1, 96, 6, "texture units", "white", size=7)
+    return fig
+
+
+def _binary_bytes(n_bytes: float | None) -> str:
+    from .units import format_bytes
+
+    return "?" if n_bytes is None else format_bytes(n_bytes, binary=True)
+
+
+def _spread(count: int, total: int) -> set[int]:
+    """``count`` indices spread evenly over ``range(total)`` (the illustrative fused-off SMs)."""
+    if count <= 0:
+        return set()
+    return {int(i * total / count + total / (2 * count)) for i in range(count)}
+
+
+def _chips_with_layout() -> list[Chip]:
+    from .hardware import chips
+
+    return [c for c in chips() if c.architecture in _DIE_LAYOUT]
+
+
+# --- static roofline figures ----------------------------------------------------------------
+
+
+def compute_vs_bandwidth(
+    names: Sequence[str] = ("V100", "A100-80GB", "H100-SXM", "B200"), *, figsize=(9.5, 3.6)
+) -> Any:
+    """Growth of 16-bit peak and HBM bandwidth across generations, and the ridge point it implies.
+
+    16-bit is BF16 where the chip has it, else FP16 (V100, T4). Left: both quantities relative to
+    the first chip (log scale). Right: the ridge point, peak / bandwidth, in FLOP per byte.
+    """
+    plt = _pyplot()
+    resolved = [chip(n) for n in names]
+    precisions = ["bf16" if "bf16" in c.precisions else "fp16" for c in resolved]
+    peaks = np.array([c.peak_flops(p) for c, p in zip(resolved, precisions, strict=True)])
+    bandwidths = np.array([c.hbm_bandwidth for c in resolved])
+    ridges = [c.ridge_point(p) for c, p in zip(resolved, precisions, strict=True)]
+    fig, (left, right) = plt.subplots(1, 2, figsize=figsize, layout="constrained")
+    x = np.arange(len(resolved))
+    labels = [c.name for c in resolved]
+    left.semilogy(x, peaks / peaks[0], "o-", lw=2, label="16-bit tensor peak (FLOP/s)")
+    left.semilogy(x, bandwidths / bandwidths[0], "s-", lw=2, label="HBM bandwidth (bytes/s)")
+    left.set_xticks(x, labels, fontsize=8)
+    left.set_ylabel(f"relative to {resolved[0].name}")
+    left.grid(True, which="both", alpha=0.3)
+    left.legend(fontsize=8)
+    left.set_title("compute grew faster than bandwidth", fontsize=10)
+    bars = right.bar(x, ridges, color="tab:purple")
+    right.bar_label(bars, [f"{r:.0f}" for r in ridges], fontsize=8)
+    right.set_xticks(x, labels, fontsize=8)
+    right.set_ylabel("ridge point (FLOP / byte)")
+    right.set_title("so each byte must feed more FLOPs", fontsize=10)
+    right.grid(True, axis="y", alpha=0.3)
+    return fig
+
+
+def roofline_bandwidths(
+    the_chip: str | Chip,
+    precision: str,
+    bandwidths: Mapping[str, float],
+    *,
+    ops: Mapping[str, float] | None = None,
+    intensity_range: tuple[float, float] = (0.1, 1e5),
+    figsize=(7.5, 4.2),
+) -> Any:
+    """One chip's roof under two bandwidths (e.g. HBM and a slower link), with coloured regions.
+
+    ``bandwidths`` maps a label to bytes/s (two entries). Red: memory-bound under both; yellow:
+    memory-bound only under the lower bandwidth; green: compute-bound under both. ``ops`` maps
+    a label to an arithmetic intensity, drawn on the lower roof.
+    """
+    plt = _pyplot()
+    the_chip = chip(the_chip)
+    if len(bandwidths) != 2:
+        raise ValueError(f"bandwidths must have exactly two entries, got {len(bandwidths)}")
+    (low_label, low_bw), (high_label, high_bw) = sorted(bandwidths.items(), key=lambda kv: kv[1])
+    intensity = np.geomspace(*intensity_range, 400)
+    fig, ax = plt.subplots(figsize=figsize, layout="constrained")
+    peak = the_chip.peak_flops(precision)
+    _log_axes(ax, intensity_range, (peak * 1e-5, peak * 3))
+    ridge_high = the_chip.ridge_point(precision, high_bw)
+    ridge_low = the_chip.ridge_point(precision, low_bw)
+    ax.axvspan(intensity_range[0], ridge_high, color="tab:red", alpha=0.12, lw=0)
+    ax.axvspan(ridge_high, ridge_low, color="gold", alpha=0.18, lw=0)
+    ax.axvspan(ridge_low, intensity_range[1], color="tab:green", alpha=0.12, lw=0)
+    for label, bw, style in ((high_label, high_bw, "-"), (low_label, low_bw, "--")):
+        roof = attainable_flops(intensity, the_chip, precision, bw)
+        ridge = the_chip.ridge_point(precision, bw)
+        ax.plot(intensity, roof, style, lw=2, label=f"{label}: ridge {ridge:.3g} FLOP/B")
+    for label, value in (ops or {}).items():
+        y = attainable_flops(value, the_chip, precision, low_bw)
+        ax.plot(value, y, "o", ms=8, mec="black", zorder=4)
+        ax.annotate(label, (value, y), xytext=(6, -14), textcoords="offset points", fontsize=8)
+    ax.set_title(f"{the_chip.name} {precision}: two bandwidths, three regions", fontsize=10)
+    ax.legend(fontsize=8, loc="lower right")
+    return fig
+
+
+def batch_roofline(
+    the_chip: str | Chip,
+    widths: Sequence[int],
+    precision: str = "bf16",
+    *,
+    weight_precision: str | None = None,
+    max_batch: int = 512,
+    figsize=(7.5, 3.8),
+) -> Any:
+    """Roofline FLOP/s of X[B, D] · W[D, F] (D = F = width) against the token batch B.
+
+    Exact byte counts (:func:`gpuperf.roofline.matmul_flops_vs_batch`); the dotted line is the
+    exact critical batch for each width. Seed 004, problem 3.
+    """
+    from .roofline import critical_batch_size, matmul_flops_vs_batch
+
+    plt = _pyplot()
+    the_chip = chip(the_chip)
+    batch = np.arange(1, max_batch + 1)
+    fig, ax = plt.subplots(figsize=figsize, layout="constrained")
+    for width in widths:
+        flops = matmul_flops_vs_batch(
+            batch, width, width, the_chip, precision, weight_precision=weight_precision
+        )
+        (line,) = ax.plot(batch, flops / _TFLOPS, lw=2, label=f"D = F = {width}")
+        crit = critical_batch_size(
+            the_chip, precision, weight_precision=weight_precision, d=width, f=width
+        )
+        if np.isfinite(crit) and crit <= max_batch:
+            ax.axvline(crit, color=line.get_color(), ls=":", lw=1)
+            ax.annotate(f"B* ≈ {crit:.0f}", (crit, 0), xytext=(4, 8), textcoords="offset points",
+                        fontsize=8, color=line.get_color())  # fmt: skip
+    weights = weight_precision or precision
+    ax.set_xlabel("token batch B")
+    ax.set_ylabel(f"roofline TFLOP/s ({precision} math)")
+    ax.set_title(f"{the_chip.name}: {weights} weights, {precision} activations", fontsize=10)
+    ax.set_xlim(0, max_batch)
+    ax.set_ylim(0, the_chip.peak_flops(precision) / _TFLOPS * 1.1)
+    ax.grid(True, alpha=0.3)
+    ax.legend(fontsize=8, loc="lower right")
+    return fig
+
+
+def achieved_roofline(
+    the_chip: str | Chip,
+    precision: str,
+    points: Mapping[str, tuple[float, float]],
+    *,
+    measured_bandwidth: float | None = None,
+    measured_peak: float | None = None,
+    intensity_range: tuple[float, float] = (0.01, 1e5),
+    title: str | None = None,
+    figsize=(7.5, 4.4),
+) -> Any:
+    """A Nsight-Compute-style chart: measured points under the datasheet roof.
+
+    ``points`` maps a label to ``(intensity, achieved FLOP/s)``; each is drawn with a dashed
+    drop line up to the roof and labelled with its percentage of the roof at that intensity
+    (the distance left to gain). ``measured_bandwidth`` and ``measured_peak`` add the measured
+    roof (dashed) under the datasheet one.
+    """
+    plt = _pyplot()
+    the_chip = chip(the_chip)
+    intensity = np.geomspace(*intensity_range, 400)
+    peak = the_chip.peak_flops(precision)
+    fig, ax = plt.subplots(figsize=figsize, layout="constrained")
+    _log_axes(ax, intensity_range, (peak * 1e-6, peak * 3))
+    ax.plot(intensity, attainable_flops(intensity, the_chip, precision), lw=2, color="black",
+            label=f"datasheet roof ({precision})")  # fmt: skip
+    if measured_bandwidth is not None or measured_peak is not None:
+        bw = measured_bandwidth or the_chip.hbm_bandwidth
+        top = measured_peak or peak
+        measured = the_chip.replace(peak_flops_per_s={precision: top}, hbm_bandwidth=bw)
+        ax.plot(intensity, attainable_flops(intensity, measured, precision), "--", lw=1.6,
+                color="tab:green", label="measured roof")  # fmt: skip
+    for label, (x, y) in points.items():
+        roof = attainable_flops(x, the_chip, precision)
+        ax.plot([x, x], [y, roof], ":", color="tab:red", lw=1.2)
+        ax.plot(x, y, "o", ms=8, color="tab:red", mec="black", zorder=5)
+        ax.annotate(f"{label}\n{y / roof:.0%} of roof", (x, y), xytext=(8, -22),
+                    textcoords="offset points", fontsize=8)  # fmt: skip
+    ax.set_title(title or f"{the_chip.name}: achieved vs attainable", fontsize=10)
+    ax.legend(fontsize=8, loc="lower right")
+    return fig
+
+
+# ---------------------------------------------------------------------------------------------
+# Chapter 3 (making it fast): coalescing, tiles, shared memory, waves, fusion, recomputation.
+# The ``draw_*`` helpers draw onto a given Axes and return the artists a live view moves; the
+# figure functions around them build a pyplot figure for a static notebook figure.
+
+#: Colour codes of :func:`coalescing_grid`: byte not fetched, fetched but unused, requested.
+BYTE_IDLE, BYTE_WASTED, BYTE_USED = 0, 1, 2
+_BYTE_COLOURS = ("#f4f4f4", "#f4a582", "#2166ac")
+
+
+def coalescing_grid(result: Any, n_lines: int = 32) -> np.ndarray:
+    """Bytes of memory as an (n_lines, line_bytes) array of :data:`BYTE_IDLE`/`WASTED`/`USED`.
+
+    Row r is cache line r; a byte is WASTED when its sector is fetched but no lane asked for it.
+    Addresses beyond ``n_lines`` lines are not drawn (the caller says so in its caption).
+    """
+    line, sector = result.line_bytes, result.sector_bytes
+    grid = np.full(n_lines * line, BYTE_IDLE, dtype=np.int8)
+    for s in result.sectors:
+        start = s * sector
+        if start < grid.size:
+            grid[start : min(start + sector, grid.size)] = BYTE_WASTED
+    for address in result.addresses:
+        if address < grid.size:
+            grid[address : min(address + result.element_bytes, grid.size)] = BYTE_USED
+    return grid.reshape(n_lines, line)
+
+
+def draw_coalescing(ax: Any, result: Any, n_lines: int = 32) -> Any:
+    """One warp's load as a byte map (rows: 128-byte lines, dotted columns: 32-byte sectors)."""
+    colors = require_matplotlib("matplotlib.colors")
+    cmap = colors.ListedColormap(_BYTE_COLOURS)
+    image = ax.imshow(
+        coalescing_grid(result, n_lines),
+        cmap=cmap,
+        vmin=-0.5,
+        vmax=2.5,
+        aspect="auto",
+        interpolation="nearest",
+        extent=(0, result.line_bytes, n_lines, 0),
+    )
+    for x in range(0, result.line_bytes + 1, result.sector_bytes):
+        ax.axvline(x, color="0.5", lw=0.6, ls=":")
+    ax.set_xlim(0, result.line_bytes)
+    ax.set_ylim(n_lines, 0)
+    ax.set_xlabel(
+        f"byte within a {result.line_bytes}-byte line ({result.sector_bytes}-byte sectors)"
+    )
+    ax.set_ylabel("cache line")
+    return image
+
+
+def coalescing_picture(results: Sequence[Any], n_lines: int = 16) -> Any:
+    """Side-by-side byte maps of several warp loads (e.g. stride 1, offset 1, stride 2, 8)."""
+    plt = _pyplot()
+    fig, axes = plt.subplots(
+        1, len(results), figsize=(2.6 * len(results), 3.2), layout="constrained", squeeze=False
+    )
+    for ax, result in zip(axes[0], results, strict=True):
+        draw_coalescing(ax, result, n_lines)
+        ax.set_title(
+            f"stride {result.stride}, offset {result.offset}\n{result.transactions} sectors, "
+            f"{result.efficiency:.0%} useful",
+            fontsize=9,
+        )
+        ax.set_xlabel("byte in line")
+    return fig
+
+
+def require_matplotlib(module: str) -> Any:
+    from .runtime import require
+
+    return require(module, "pip install matplotlib")
+
+
+def draw_sawtooth(ax: Any, sizes: np.ndarray, efficiency: np.ndarray, **style: Any) -> Any:
+    """The wave-efficiency curve as a step line; returns the Line2D."""
+    (line,) = ax.plot(sizes, efficiency, drawstyle="steps-post", lw=1.2, **style)
+    return line
+
+
+def sawtooth(
+    chips: Sequence[str | Chip],
+    block_m: int,
+    block_n: int,
+    sizes: np.ndarray,
+    *,
+    highlight: Sequence[int] = (),
+    figsize: tuple[float, float] = (8.0, 3.6),
+) -> Any:
+    """Wave efficiency of an N × N matmul against N for each chip (the sawtooth)."""
+    from .tiling import wave_efficiency, wave_efficiency_curve
+
+    plt = _pyplot()
+    fig, ax = plt.subplots(figsize=figsize, layout="constrained")
+    for name in chips:
+        the_chip = chip(name)
+        eff = wave_efficiency_curve(sizes, block_m, block_n, the_chip)
+        line = draw_sawtooth(ax, sizes, eff, label=f"{the_chip.name} ({the_chip.sm_count} SMs)")
+        for n in highlight:
+            value = wave_efficiency(n, n, block_m, block_n, the_chip)
+            ax.plot(n, value, "o", color=line.get_color(), mec="black", ms=6, zorder=3)
+    for n in highlight:
+        ax.axvline(n, color="0.4", lw=0.8, ls=":")
+    ax.set_xlabel(f"matrix size N (N × N output, {block_m} × {block_n} tiles)")
+    ax.set_ylabel("wave efficiency")
+    ax.set_ylim(0, 1.05)
+    ax.set_xlim(sizes[0], sizes[-1])
+    ax.grid(True, alpha=0.3)
+    ax.legend(loc="lower right", fontsize=8)
+    return fig
+
+
+def tile_picture(m: int, n: int, block_m: int, block_n: int, *, figsize=(4.2, 4.2)) -> Any:
+    """The output C[m, n] cut into BM × BN tiles; the masked part of the edge tiles is hatched."""
+    from .tiling import tile_count, tile_efficiency
+
+    patches = require_matplotlib("matplotlib.patches")
+    plt = _pyplot()
+    tiles_m, tiles_n = -(-m // block_m), -(-n // block_n)
+    fig, ax = plt.subplots(figsize=figsize, layout="constrained")
+    padded_m, padded_n = tiles_m * block_m, tiles_n * block_n
+    ax.add_patch(patches.Rectangle((0, 0), n, m, color="tab:blue", alpha=0.25, lw=0))
+    # The masked (padding) part of the edge tiles: loads return 0, stores are skipped.
+    for xy, width, height in (((n, 0), padded_n - n, padded_m), ((0, m), n, padded_m - m)):
+        if width > 0 and height > 0:
+            ax.add_patch(
+                patches.Rectangle(
+                    xy, width, height, fill=False, hatch="///", ec="tab:red", lw=0, alpha=0.7
+                )
+            )
+    for i in range(tiles_m + 1):
+        ax.axhline(i * block_m, color="black", lw=0.8)
+    for j in range(tiles_n + 1):
+        ax.axvline(j * block_n, color="black", lw=0.8)
+    ax.add_patch(patches.Rectangle((0, 0), n, m, fill=False, ec="tab:blue", lw=2))
+    ax.set_xlim(0, tiles_n * block_n)
+    ax.set_ylim(tiles_m * block_m, 0)
+    ax.set_aspect("equal")
+    ax.set_xlabel("column of C")
+    ax.set_ylabel("row of C")
+    ax.set_title(
+        f"{m} × {n} with {block_m} × {block_n} tiles: {tile_count(m, n, block_m, block_n)} "
+        f"tiles,\n{tile_efficiency(m, n, block_m, block_n):.0%} of computed outputs are useful",
+        fontsize=9,
+    )
+    return fig
+
+
+def draw_smem_gauge(ax: Any, budget: Any | None = None) -> tuple[Any, Any]:
+    """A horizontal gauge: shared memory needed over the per-block limit (1.0 = full).
+
+    Returns (bar, text) to move with :func:`set_smem_gauge`. The axis runs to 1.5 so an
+    overflow shows past the red limit line.
+    """
+    (bar,) = ax.barh([0], [0.0], height=0.5, color="tab:green")
+    ax.axvline(1.0, color="tab:red", lw=2)
+    ax.text(1.0, 0.35, " limit", color="tab:red", fontsize=8, va="bottom")
+    ax.set_xlim(0, 1.5)
+    ax.set_ylim(-0.4, 1.0)
+    ax.set_yticks([])
+    ax.set_xlabel("shared memory needed / available per block")
+    text = ax.text(0.02, 0.35, "", fontsize=8, va="bottom")
+    if budget is not None:
+        set_smem_gauge(bar, text, budget)
+    return bar, text
+
+
+def set_smem_gauge(bar: Any, text: Any, budget: Any) -> None:
+    """Fill the gauge from a :class:`~gpuperf.tiling.SharedMemoryBudget`."""
+    fraction = budget.fraction_used
+    bar.set_width(min(fraction, 1.5))
+    bar.set_color("tab:green" if fraction <= 0.75 else "tab:orange" if budget.fits else "tab:red")
+    text.set_text(
+        f"{budget.shared_memory_bytes / 1024:g} KiB of {budget.limit_bytes / 1024:g} KiB "
+        f"({budget.chip_name}, {budget.num_stages} stages)"
+    )
+
+
+def smem_gauges(budgets: Sequence[Any], *, figsize: tuple[float, float] = (6.4, 0.9)) -> Any:
+    """One shared-memory gauge per budget (e.g. one tile on T4, A100, H100), stacked."""
+    plt = _pyplot()
+    fig, axes = plt.subplots(
+        len(budgets), 1, figsize=(figsize[0], figsize[1] * len(budgets) + 0.6),
+        layout="constrained", squeeze=False,
+    )  # fmt: skip
+    for ax, budget in zip(axes[:, 0], budgets, strict=True):
+        draw_smem_gauge(ax, budget)
+        ax.set_ylabel(budget.chip_name, rotation=0, ha="right", va="center", fontsize=9)
+        if ax is not axes[-1, 0]:
+            ax.set_xlabel("")
+    return fig
+
+
+def traffic_bars(costs: Mapping[str, OpCost], *, figsize: tuple[float, float] = (6.0, 2.6)) -> Any:
+    """HBM bytes read and written per operation (or variant), as stacked horizontal bars."""
+    from .units import format_bytes
+
+    plt = _pyplot()
+    fig, ax = plt.subplots(figsize=figsize, layout="constrained")
+    labels = list(costs)
+    reads = np.array([costs[k].bytes_read for k in labels])
+    writes = np.array([costs[k].bytes_written for k in labels])
+    y = np.arange(len(labels))
+    ax.barh(y, reads, color="tab:blue", label="read from HBM")
+    ax.barh(y, writes, left=reads, color="tab:orange", label="written to HBM")
+    for i, total in enumerate(reads + writes):
+        ax.text(total, i, " " + format_bytes(total), va="center", fontsize=8)
+    ax.set_yticks(y, labels)
+    ax.invert_yaxis()
+    ax.set_xlim(0, float((reads + writes).max()) * 1.25)
+    ax.set_xlabel("bytes moved")
+    ax.legend(loc="lower right", fontsize=8)
+    return fig
+
+
+def checkpoint_tradeoff(
+    n_layers: int,
+    activation_bytes_per_layer: float,
+    input_bytes_per_layer: float,
+    *,
+    figsize: tuple[float, float] = (6.4, 3.4),
+) -> Any:
+    """Peak activation memory against how often one checkpoints (every k layers), plus k = none."""
+    from .recompute import best_checkpoint_every, checkpointing
+
+    plt = _pyplot()
+    ks = np.arange(1, n_layers + 1)
+    plans = [
+        checkpointing(n_layers, activation_bytes_per_layer, input_bytes_per_layer, 1.0, int(k))
+        for k in ks
+    ]
+    baseline = plans[0].baseline_bytes
+    fig, ax = plt.subplots(figsize=figsize, layout="constrained")
+    ax.plot(ks, [p.peak_bytes / baseline for p in plans], "o-", ms=3, label="peak (backward)")
+    stored = [p.stored_bytes / baseline for p in plans]
+    ax.plot(ks, stored, "s--", ms=3, label="kept after forward")
+    ax.axhline(1.0, color="black", lw=1, ls=":", label="no checkpointing")
+    best = best_checkpoint_every(n_layers, activation_bytes_per_layer, input_bytes_per_layer)
+    ax.axvline(best, color="tab:red", lw=1, ls=":")
+    ax.annotate(f"best k = {best}", (best, 0.9), xytext=(4, 0), textcoords="offset points",
+                color="tab:red", fontsize=8)  # fmt: skip
+    ax.set_xlabel(f"checkpoint every k layers (L = {n_layers})")
+    ax.set_ylabel("activation memory / no checkpointing")
+    ax.set_ylim(0, 1.1)
+    ax.grid(True, alpha=0.3)
+    ax.legend(fontsize=8, loc="center right")
+    return fig
+
+
+# ---------------------------------------------------------------------------------------------
+# Chapters 4 and 5: attention traffic vs N, the memory ladder, effective bandwidth vs size.
+
+
+def attention_traffic(
+    head_dim: int = 128,
+    sram_bytes: int | None = None,
+    precision: str = "fp16",
+    *,
+    chip_name: str | Chip = "A100-80GB",
+    seq_lens: Sequence[int] = tuple(2**k for k in range(8, 18)),
+    figsize: tuple[float, float] = (7.0, 4.2),
+) -> Any:
+    """HBM bytes per head of one attention forward vs N: standard, FlashAttention-1 and -2.
+
+    ``sram_bytes`` defaults to the chip's shared memory per block. Also drawn: Theorem 2's
+    N²d²/M count (elements × bytes per element, constants dropped) as a thin dashed guide, and
+    the traffic of FlashAttention-2 if every K/V re-read hit L2 (one pass over Q, K, V, O).
+    """
+    from . import attention as attn
+    from .units import bytes_per_element, format_bytes
+
+    plt = _pyplot()
+    the_chip = chip(chip_name)
+    sram = int(sram_bytes or the_chip.shared_memory_per_block_bytes or 0)
+    blocks = attn.flash_block_sizes(sram, head_dim, precision)
+    n = np.array(seq_lens)
+    size = bytes_per_element(precision)
+    series = {
+        "standard (writes S and P)": [attn.hbm_traffic_standard(x, head_dim, precision).bytes
+                                      for x in n],
+        "FlashAttention-1 loop order": [
+            attn.hbm_traffic_flash(x, head_dim, sram, precision, version=1).bytes for x in n],
+        "FlashAttention-2 loop order": [
+            attn.hbm_traffic_flash(x, head_dim, sram, precision).bytes for x in n],
+        "FA-2 if K/V re-reads hit L2": [
+            attn.hbm_traffic_flash(x, head_dim, sram, precision, block_r=int(x)).bytes
+            for x in n],
+    }  # fmt: skip
+    styles = {
+        "standard (writes S and P)": dict(color="tab:red", marker="o"),
+        "FlashAttention-1 loop order": dict(color="tab:cyan", ls="--", marker="^"),
+        "FlashAttention-2 loop order": dict(color="tab:blue", marker="s"),
+        "FA-2 if K/V re-reads hit L2": dict(color="tab:blue", ls=":", marker="s", mfc="white"),
+    }
+    fig, ax = plt.subplots(figsize=figsize, layout="constrained")
+    for label, values in series.items():
+        ax.loglog(n, values, ms=4, label=label, **styles[label])
+    theorem = [attn.io_complexity_flash(x, head_dim, blocks.sram_elements) * size for x in n]
+    ax.loglog(n, theorem, color="0.5", lw=1, ls="-.", label="Theorem 2: N²d²/M (no constant)")
+    ax.set_xscale("log", base=2)
+    ax.set_xlabel("sequence length N")
+    ax.set_ylabel("HBM bytes per head, forward")
+    ax.grid(True, which="major", alpha=0.3)
+    ax.legend(fontsize=8, loc="upper left")
+    ax.set_title(
+        f"{the_chip.name}: d = {head_dim}, {precision}, SRAM {format_bytes(sram, binary=True)} "
+        f"(B_c = {blocks.block_c}, B_r = {blocks.block_r})",
+        fontsize=10,
+    )
+    return fig
+
+
+def memory_ladder(
+    levels: Sequence[Any],
+    measured: Mapping[str, Sequence[Any]] | None = None,
+    *,
+    title: str | None = None,
+    figsize: tuple[float, float] = (8.0, 4.6),
+) -> Any:
+    """The bandwidth ladder on a log scale: datasheet bars with measured values beside them.
+
+    ``levels`` are :class:`gpuperf.memory.Level` rungs, fastest first (drawn top to bottom);
+    ``measured`` maps a level's name to :class:`gpuperf.measurements.Measurement` objects (B/s)
+    drawn as labelled diamonds on that rung. A rung with no datasheet bandwidth shows only its
+    measurements; capacities, where known, are written at the right edge.
+    """
+    from .units import format_bandwidth, format_bytes
+
+    plt = _pyplot()
+    measured = dict(measured or {})
+    unknown = set(measured) - {level.name for level in levels}
+    if unknown:
+        raise ValueError(
+            f"measured names {sorted(unknown)} are not levels; valid: "
+            f"{[level.name for level in levels]}"
+        )
+    values = [lv.bandwidth_bytes_per_s for lv in levels if lv.bandwidth_bytes_per_s]
+    values += [m.value for ms in measured.values() for m in ms]
+    low, high = min(values) / 4, max(values) * 30
+    fig, ax = plt.subplots(figsize=figsize, layout="constrained")
+    y = np.arange(len(levels))[::-1]
+    for row, level in zip(y, levels, strict=True):
+        if level.bandwidth_bytes_per_s:
+            ax.barh(row, level.bandwidth_bytes_per_s - low, left=low, height=0.55,
+                    color="lightsteelblue", edgecolor="steelblue")  # fmt: skip
+            ax.text(level.bandwidth_bytes_per_s * 1.1, row + 0.12,
+                    format_bandwidth(level.bandwidth_bytes_per_s), va="center",
+                    fontsize=7, color="steelblue")  # fmt: skip
+        for k, m in enumerate(measured.get(level.name, ())):
+            ax.plot(m.value, row - 0.16, "D", color="tab:orange", mec="black", ms=6, zorder=4)
+            where = f" {m.chip}" if m.chip else ""
+            ax.annotate(f"{format_bandwidth(m.value)}{where} [{m.source}]", (m.value, row - 0.16),
+                        xytext=(6, -3 - 7 * k), textcoords="offset points", fontsize=7,
+                        color="saddlebrown")  # fmt: skip
+        if level.capacity_bytes:
+            ax.text(high / 1.1, row, format_bytes(level.capacity_bytes), ha="right",
+                    va="center", fontsize=7, color="0.3")  # fmt: skip
+    ax.set_xscale("log")
+    ax.set_xlim(low, high)
+    ax.set_yticks(y, [level.name for level in levels], fontsize=8)
+    ax.set_xlabel("bandwidth (bytes/s, log scale): bars = datasheet, ◆ = measured")
+    ax.grid(True, axis="x", which="major", alpha=0.3)
+    if title:
+        ax.set_title(title, fontsize=10)
+    return fig
+
+
+def link_bandwidths(
+    rows: Sequence[tuple[str, Any, float | None]],
+    *,
+    title: str | None = None,
+    figsize: tuple[float, float] = (8.0, 3.8),
+) -> Any:
+    """Measured link bandwidths (log scale) beside the theoretical peak of the same link.
+
+    ``rows`` are ``(label, measurement, peak_bytes_per_s or None)``; each measurement is labelled
+    with its source key and, when a peak is given, the fraction of it achieved.
+    """
+    from .units import format_bandwidth
+
+    plt = _pyplot()
+    fig, ax = plt.subplots(figsize=figsize, layout="constrained")
+    y = np.arange(len(rows))[::-1]
+    for row, (_, m, peak) in zip(y, rows, strict=True):
+        if peak:
+            ax.plot([peak], [row], "|", color="black", ms=16, mew=2)
+        ax.barh(row, m.value, height=0.5, color="tab:orange", alpha=0.8)
+        note = f"{format_bandwidth(m.value)} [{m.source}]"
+        if peak:
+            note += f", {m.value / peak:.0%} of {format_bandwidth(peak)}"
+        ax.text(m.value * 1.15, row, note, va="center", fontsize=7)
+    values = [m.value for _, m, _ in rows] + [p for _, _, p in rows if p]
+    ax.set_xscale("log")
+    ax.set_xlim(min(values) / 3, max(values) * 60)
+    ax.set_yticks(y, [label for label, _, _ in rows], fontsize=8)
+    ax.set_xlabel("bytes/s (log scale): bars = measured, | = theoretical peak of the link")
+    ax.grid(True, axis="x", which="major", alpha=0.3)
+    if title:
+        ax.set_title(title, fontsize=10)
+    return fig
+
+
+def effective_bandwidth_curves(
+    links: Mapping[str, tuple[float, float]],
+    *,
+    size_range: tuple[float, float] = (1e2, 1e10),
+    latency_bound_below: float | None = None,
+    figsize: tuple[float, float] = (7.0, 4.0),
+) -> Any:
+    """Effective bandwidth vs transfer size for links given as ``{label: (bandwidth, latency_s)}``.
+
+    Each curve is :func:`gpuperf.memory.effective_bandwidth`; a circle marks its half-bandwidth
+    size (latency × bandwidth). ``latency_bound_below`` draws a dashed line at that size (the
+    seed's ~1 MB observation).
+    """
+    from . import memory
+    from .units import format_bytes
+
+    plt = _pyplot()
+    sizes = np.geomspace(*size_range, 300)
+    fig, ax = plt.subplots(figsize=figsize, layout="constrained")
+    for label, (bandwidth, latency_s) in links.items():
+        (line,) = ax.loglog(sizes, memory.effective_bandwidth(sizes, bandwidth, latency_s),
+                            lw=2, label=label)  # fmt: skip
+        half = memory.half_bandwidth_size(bandwidth, latency_s)
+        ax.plot(half, bandwidth / 2, "o", color=line.get_color(), mec="black", ms=6)
+        ax.annotate(format_bytes(half), (half, bandwidth / 2), xytext=(6, -10),
+                    textcoords="offset points", fontsize=7, color=line.get_color())  # fmt: skip
+    if latency_bound_below:
+        ax.axvline(latency_bound_below, color="0.4", ls="--", lw=1)
+        ax.annotate("latency-bound below this size\n(nvbandwidth, seed)",
+                    (latency_bound_below, ax.get_ylim()[0]), xytext=(4, 8),
+                    textcoords="offset points", fontsize=7, color="0.3")  # fmt: skip
+    ax.set_xlim(*size_range)
+    ax.set_xlabel("transfer size (bytes)")
+    ax.set_ylabel("effective bandwidth (bytes/s)")
+    ax.grid(True, which="major", alpha=0.3)
+    ax.legend(fontsize=8, loc="lower right")
+    return fig

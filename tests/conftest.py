@@ -1,0 +1,95 @@
+"""Shared fixtures for the book tests: one book build per session, and Chromium discovery.
+
+The book is built once, into a temporary directory, by the session fixture ``built_book``; both
+``test_book.py`` (exit code, warnings) and ``test_browser.py`` (pages render in headless
+Chromium) use that build. Missing system tools skip the tests locally and fail them under
+``CI=true``, so a CI machine cannot pass by lacking Chromium.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+CHROMIUM = Path(os.environ.get("GPUPERF_CHROMIUM", "/usr/bin/chromium"))
+CHROMEDRIVER = Path(os.environ.get("GPUPERF_CHROMEDRIVER", "/usr/bin/chromedriver"))
+
+
+def in_ci() -> bool:
+    return os.environ.get("CI", "").strip().lower() == "true"
+
+
+def skip_or_fail(reason: str) -> None:
+    """Skip on a developer machine; fail under CI=true, where the tool must be installed."""
+    if in_ci():
+        pytest.fail(f"{reason} (required when CI=true)", pytrace=False)
+    pytest.skip(reason)
+
+
+@dataclass(frozen=True)
+class BookBuild:
+    returncode: int
+    output: str
+    html: Path
+    seconds: float
+
+
+def jupyter_book_command() -> list[str]:
+    exe = shutil.which("jupyter-book", path=str(Path(sys.executable).parent)) or shutil.which(
+        "jupyter-book"
+    )
+    if exe is None:
+        return [sys.executable, "-c", "from jupyter_book.cli.main import main; main()"]
+    return [exe]
+
+
+@pytest.fixture(scope="session")
+def built_book(tmp_path_factory: pytest.TempPathFactory) -> BookBuild:
+    """``jupyter-book build . -W -n --keep-going`` into a fresh directory, once per session."""
+    out = tmp_path_factory.mktemp("book")
+    command = [
+        *jupyter_book_command(),
+        "build",
+        str(ROOT),
+        "-W",
+        "-n",
+        "--keep-going",
+        "--path-output",
+        str(out),
+    ]
+    start = time.perf_counter()
+    result = subprocess.run(
+        command,
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env={**os.environ, "PYTHONWARNINGS": "ignore::DeprecationWarning"},
+    )
+    return BookBuild(
+        returncode=result.returncode,
+        output=result.stdout + result.stderr,
+        html=out / "_build" / "html",
+        seconds=time.perf_counter() - start,
+    )
+
+
+@pytest.fixture(scope="session")
+def chrome_paths() -> tuple[Path, Path]:
+    """(chromium, chromedriver); skipped locally and failed under CI=true when missing."""
+    try:
+        import selenium  # noqa: F401
+    except ImportError:
+        skip_or_fail("selenium is not installed (pip install -r requirements.txt)")
+    for tool in (CHROMIUM, CHROMEDRIVER):
+        if not tool.exists():
+            skip_or_fail(f"{tool} not found (apt-get install chromium chromium-driver)")
+    return CHROMIUM, CHROMEDRIVER

@@ -1,0 +1,227 @@
+"""Static checks of every chapter and lab notebook, plus the notebook helpers.
+
+nbval (configured in the root conftest.py) re-runs each notebook and compares outputs; these
+tests check what nbval cannot:
+
+* the first code cell is exactly the canonical Colab setup cell (``gpuperf.notebook``), with the
+  repository URL from ``_config.yml``; the second imports from gpuperf;
+* every other non-empty code cell has stored outputs (an unexecuted notebook passes nbval
+  trivially), none is an error, none leaks a path, a memory address or a stderr stream;
+* every figure has a caption and alt text; chapters are in the toc; cited keys exist.
+
+A cell that legitimately prints nothing (e.g. a function definition) can opt out of the output
+rule with the cell tag ``no-output``.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import nbformat
+import pytest
+import yaml
+
+from gpuperf import notebook as nbhelpers
+
+ROOT = Path(__file__).resolve().parent.parent
+GENERATED = ("student", "autograder", "dist", ".ipynb_checkpoints")
+
+
+def course_notebooks() -> list[Path]:
+    found = []
+    for folder in ("chapters", "labs"):
+        for path in sorted((ROOT / folder).rglob("*.ipynb")):
+            if not any(part in GENERATED for part in path.relative_to(ROOT).parts):
+                found.append(path)
+    return found
+
+
+NOTEBOOKS = course_notebooks()
+IDS = [str(p.relative_to(ROOT)) for p in NOTEBOOKS]
+REPOSITORY_URL = nbhelpers.repository_url_from_config(ROOT / "_config.yml")
+LEAKS = re.compile(
+    r"(/home/|/root/|/tmp/|/Users/|[A-Z]:\\\\|site-packages|\bat 0x[0-9a-fA-F]{4,}"
+    r"|Wall time|CPU times)"
+)
+
+
+def code_cells(nb) -> list:
+    return [c for c in nb.cells if c.cell_type == "code"]
+
+
+def output_text(output) -> str:
+    if output.output_type == "stream":
+        return output.text
+    data = output.get("data", {})
+    return "\n".join(str(v) for k, v in data.items() if not k.startswith("image/"))
+
+
+def test_there_are_five_chapters():
+    chapters = [p.name for p in NOTEBOOKS if p.parent.name == "chapters"]
+    assert chapters == [
+        "01_gpu_anatomy.ipynb",
+        "02_roofline.ipynb",
+        "03_making_it_fast.ipynb",
+        "04_flashattention.ipynb",
+        "05_memory_hierarchy.ipynb",
+    ]
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=IDS)
+def test_setup_cell_is_canonical_and_second_cell_imports_gpuperf(path):
+    cells = code_cells(nbformat.read(path, as_version=4))
+    assert len(cells) >= 2, "a notebook needs the setup cell and an import cell"
+    assert cells[0].source == nbhelpers.colab_setup_source(REPOSITORY_URL), (
+        "the first code cell must be exactly gpuperf.notebook.colab_setup_source(repository.url)"
+    )
+    assert re.search(r"^\s*(from gpuperf(\.\w+)* import|import gpuperf)", cells[1].source, re.M), (
+        "the second code cell must import from gpuperf"
+    )
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=IDS)
+def test_cells_are_executed_cleanly(path):
+    cells = code_cells(nbformat.read(path, as_version=4))
+    for index, cell in enumerate(cells[1:], start=2):
+        where = f"code cell {index}: {cell.source[:60]!r}"
+        if cell.source.strip() and "no-output" not in cell.metadata.get("tags", []):
+            assert cell.outputs, f"{where} has no stored output (execute and commit the notebook)"
+        for output in cell.outputs:
+            assert output.output_type != "error", f"{where} stored an error"
+            assert output.get("name") != "stderr", f"{where} wrote to stderr"
+            leak = LEAKS.search(output_text(output))
+            assert not leak, f"{where} output is machine-specific: {leak.group(0)!r}"
+
+
+CHAPTERS = [p for p in NOTEBOOKS if p.parent.name == "chapters"]
+
+
+@pytest.mark.parametrize("path", CHAPTERS, ids=[p.name for p in CHAPTERS])
+def test_chapter_figures_have_captions_and_alt_text(path):
+    nb = nbformat.read(path, as_version=4)
+    figures = 0
+    for cell in code_cells(nb):
+        if any("image/png" in o.get("data", {}) for o in cell.outputs):
+            figures += 1
+            meta = cell.metadata.get("mystnb", {})
+            assert meta.get("figure", {}).get("caption"), (
+                f"figure without caption: {cell.source[:60]!r}"
+            )
+            assert meta.get("image", {}).get("alt"), (
+                f"figure without alt text: {cell.source[:60]!r}"
+            )
+    assert figures >= 1, "every chapter shows at least one figure"
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=IDS)
+def test_no_placeholders(path):
+    nb = nbformat.read(path, as_version=4)
+    text = "\n".join(cell.source for cell in nb.cells).lower()
+    for word in ("coming soon", "lorem ipsum", "tbd"):
+        assert not re.search(rf"\b{word}\b", text), f"placeholder text {word!r}"
+
+
+def toc_files() -> set[str]:
+    toc = yaml.safe_load((ROOT / "_toc.yml").read_text(encoding="utf-8"))
+    files = {toc["root"]}
+
+    def walk(entries):
+        for entry in entries or []:
+            if "file" in entry:
+                files.add(entry["file"])
+            walk(entry.get("sections"))
+
+    for part in toc.get("parts", []):
+        walk(part.get("chapters"))
+    return files
+
+
+def test_every_chapter_is_in_the_toc_and_every_toc_entry_exists():
+    files = toc_files()
+    for path in NOTEBOOKS:
+        if path.parent.name == "chapters":
+            assert str(path.relative_to(ROOT).with_suffix("")) in files, path
+    for entry in files:
+        assert any((ROOT / f"{entry}{ext}").exists() for ext in (".md", ".ipynb")), entry
+
+
+def bib_keys() -> set[str]:
+    return set(re.findall(r"^@\w+\{([^,\s]+),", (ROOT / "references.bib").read_text(), re.M))
+
+
+def test_cited_keys_and_hardware_sources_are_in_the_bibliography():
+    keys = bib_keys()
+    sources = [
+        ROOT / f"{entry}{ext}"
+        for entry in toc_files()
+        for ext in (".md", ".ipynb")
+        if (ROOT / f"{entry}{ext}").exists()
+    ]
+    cited = set()
+    for path in sources:
+        for group in re.findall(r"\{cite(?::\w+)?\}`([^`]+)`", path.read_text(encoding="utf-8")):
+            cited.update(k.strip() for k in group.split(","))
+    import gpuperf
+    from gpuperf import measurements
+
+    cited.update(k for c in gpuperf.chips() for k in c.sources)
+    cited.update(m.source for m in measurements.MEASUREMENTS)
+    missing = sorted(cited - keys)
+    assert not missing, f"keys missing from references.bib: {missing}"
+
+
+# --- gpuperf.notebook and gpuperf.plots ------------------------------------------------------
+
+
+def test_colab_setup_source_installs_only_gpuperf_and_only_in_colab():
+    source = nbhelpers.colab_setup_source("https://github.com/gpuperf/gpuperf")
+    assert 'if "google.colab" in sys.modules:' in source
+    assert '%pip install -q "gpuperf @ git+https://github.com/gpuperf/gpuperf"' in source
+    for package in ("numpy", "torch", "matplotlib", "ipywidgets", "-U", "--upgrade"):
+        assert package not in source.split("if ")[1]
+
+
+@pytest.mark.parametrize(
+    "url", ["github.com/a/b", "https://github.com/a/b/", "https://github.com/a/b.git", ""]
+)
+def test_colab_setup_source_rejects_bad_urls(url):
+    with pytest.raises(ValueError, match="repository_url"):
+        nbhelpers.colab_setup_source(url)
+
+
+def test_show_source_renders_package_code():
+    from gpuperf import cost
+
+    shown = nbhelpers.show_source(cost.dot)
+    assert "def dot(" in shown.data
+    with pytest.raises(TypeError, match="cannot show the source"):
+        nbhelpers.show_source(3)
+
+
+def test_table_renders_markdown_and_checks_row_length():
+    md = nbhelpers.table(["a", "b"], [[1, "x|y"]]).data
+    assert md.splitlines() == ["| a | b |", "|---|---|", "| 1 | x\\|y |"]
+    with pytest.raises(ValueError, match="expected 2"):
+        nbhelpers.table(["a", "b"], [[1]])
+
+
+def test_roofline_figure_draws_one_roof_per_chip():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from gpuperf import cost, plots
+
+    fig = plots.roofline(["A100-80GB", "H100-SXM"], "bf16", ops={"dot": cost.dot(1024)})
+    try:
+        ax = fig.axes[0]
+        assert ax.get_xscale() == ax.get_yscale() == "log"
+        assert len(ax.get_legend().get_texts()) == 2
+    finally:
+        plt.close(fig)
+    with pytest.raises(ValueError, match="at least one chip"):
+        plots.roofline([], "bf16")
+    with pytest.raises(ValueError, match="intensity_range"):
+        plots.roofline("H100-SXM", "bf16", intensity_range=(10, 1))
