@@ -152,3 +152,46 @@ def test_page_renders_offline(page, server, driver, built_book):
 
     severe = [e for e in driver.get_log("browser") if e["level"] == "SEVERE"]
     assert not severe, f"{page}: console errors: {severe}"
+
+
+SCRUB_JS = """
+const results = [];
+for (const root of document.querySelectorAll('.gpuperf-scrubber')) {
+  const image = root.querySelector('.gpuperf-scrubber-frame');
+  const note = root.querySelector('.gpuperf-scrubber-note');
+  for (const input of root.querySelectorAll('[data-control]')) {
+    const before = image.src + note.textContent;
+    const count = input.tagName === 'SELECT' ? input.options.length : Number(input.max) + 1;
+    if (count < 2) { continue; }
+    const original = input.value;
+    input.value = String((Number(original) + 1) % count);
+    input.dispatchEvent(new Event(input.tagName === 'SELECT' ? 'change' : 'input'));
+    results.push({id: root.id, control: input.getAttribute('aria-label'),
+                  changed: image.src + note.textContent !== before, alt: image.alt});
+    input.value = original;
+    input.dispatchEvent(new Event('input'));
+  }
+}
+return results;
+"""
+
+
+@pytest.mark.parametrize("page", toc_pages())
+def test_scrubbers_move_when_scrubbed(page, server, driver):
+    """Every kernel-free figure changes its picture (or its note) when any control moves."""
+    driver.get_log("browser")
+    driver.get(f"{server}/{page}.html")
+    _wait_until_settled(driver)
+    results = driver.execute_script(SCRUB_JS)
+    count = driver.execute_script("return document.querySelectorAll('.gpuperf-scrubber').length")
+    if page in PAGES_WITH_EXPLORERS:
+        assert count > 0, f"{page}: expected a kernel-free interactive figure (gpuperf.scrub)"
+    frozen = [(r["id"], r["control"]) for r in results if not r["changed"]]
+    assert not frozen, f"{page}: scrubbing these controls did not change the figure: {frozen}"
+    assert all(r["alt"] for r in results), f"{page}: a scrubber image has no alt text"
+    severe = [e for e in driver.get_log("browser") if e["level"] == "SEVERE"]
+    assert not severe, f"{page}: console errors while scrubbing: {severe}"
+
+
+#: Pages whose chapter has a live explorer, and so must also have its kernel-free twin.
+PAGES_WITH_EXPLORERS: set[str] = set()
