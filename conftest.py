@@ -15,6 +15,11 @@ collect_ignore_glob = ["_build/*", "labs/*/student/*", "labs/*/autograder/*", ".
 
 
 def pytest_configure(config):
+    # Decide compile-or-interpret before any test module can import triton: Triton fixes the
+    # choice for its own helpers at import time (see gpuperf.kernels).
+    from gpuperf.runtime import configure_triton
+
+    configure_triton()
     option = config.option
     if not hasattr(option, "nbval") or option.nbval_lax:
         return  # nbval disabled with -p no:nbval, or the user asked for lax mode

@@ -1,0 +1,496 @@
+"""Compile a course kernel for a GPU you do not have, and read what the compiler decided.
+
+Triton can compile with no GPU present: ``triton.compile(ASTSource(fn, signature, constexprs),
+target=GPUTarget("cuda", cc, 32))`` produces PTX and a cubin for sm_75 (T4), sm_80 (A100) or sm_90
+(H100). From those we read the shared memory per block (compiler metadata), the registers per
+thread (``cuobjdump -res-usage``, shipped in the triton wheel) and whether tensor-core
+instructions appear (``mma.sync`` / ``wgmma`` in the PTX, ``HMMA`` / ``HGMMA`` in the SASS), and
+turn them into the theoretical occupancy on that chip with :func:`gpuperf.tiling.occupancy`.
+
+Why a subprocess: Triton decides at decoration time whether ``@triton.jit`` interprets or
+compiles, and the interpreter patches ``triton.language`` while it runs. The notebook process
+interprets (no GPU), so compilation runs in a child process with ``TRITON_INTERPRET`` unset and
+``GPUPERF_COMPILE_ONLY=1``. Results are cached on disk (keyed by the Triton version, the kernel
+module's source and the request), so a test suite or a chapter recompiles nothing twice.
+
+What this is not: a timing. Nothing here runs a kernel.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from functools import cache
+from pathlib import Path
+
+#: Targets the course compiles for: name → (chip in :mod:`gpuperf.hardware`, compute capability).
+TARGETS: dict[str, tuple[str, int]] = {
+    "sm_75": ("T4", 75),
+    "sm_80": ("A100", 80),
+    "sm_90": ("H100", 90),
+}
+DTYPES = ("fp32", "fp16", "bf16")
+
+
+@dataclass(frozen=True)
+class KernelSpec:
+    """How to compile one course kernel: its module, ``@triton.jit`` name and meta-parameters."""
+
+    module: str
+    kernel: str
+    constexprs: dict = field(default_factory=dict)
+    num_warps: int = 4
+    num_stages: int = 3
+    fp32_pointers: tuple[str, ...] = ()  # pointers whose dtype is fixed (logsumexp, delta)
+
+
+_FA = {"IS_CAUSAL": False, "BLOCK_M": 64, "BLOCK_N": 64, "BLOCK_D": 64}
+
+#: Every course kernel with the meta-parameters its chapter uses.
+KERNELS: dict[str, KernelSpec] = {
+    "vector_add": KernelSpec("vector_add", "_vector_add_kernel", {"BLOCK_SIZE": 1024}),
+    "relu": KernelSpec("elementwise", "_relu_kernel", {"BLOCK_SIZE": 1024}),
+    "gelu": KernelSpec("elementwise", "_gelu_kernel", {"BLOCK_SIZE": 1024}),
+    "sin2cos2_fused": KernelSpec("fusion", "_sin2cos2_kernel", {"BLOCK_SIZE": 1024}),
+    "copy": KernelSpec("copy", "_copy_kernel", {"BLOCK_SIZE": 1024}),
+    "transpose_naive": KernelSpec("transpose", "_transpose_naive_kernel", {"BLOCK_N": 1024}),
+    "transpose_tiled": KernelSpec(
+        "transpose", "_transpose_tiled_kernel", {"BLOCK_M": 64, "BLOCK_N": 64}
+    ),
+    "divergence_uniform": KernelSpec(
+        "divergence", "_divergence_uniform_kernel", {"ITERS": 8, "BLOCK_SIZE": 1024}
+    ),
+    "divergence_split": KernelSpec(
+        "divergence", "_divergence_split_kernel", {"ITERS": 8, "BLOCK_SIZE": 1024}
+    ),
+    "softmax": KernelSpec("softmax", "_softmax_kernel", {"BLOCK_N": 1024}),
+    "softmax_online": KernelSpec("softmax", "_softmax_online_kernel", {"BLOCK_N": 1024}),
+    "matmul_naive": KernelSpec(
+        "matmul", "_matmul_naive_kernel", {"BLOCK_N": 64, "BLOCK_K": 64}, num_stages=1
+    ),
+    "matmul": KernelSpec(
+        "matmul",
+        "_matmul_kernel",
+        {"BLOCK_M": 128, "BLOCK_N": 128, "BLOCK_K": 32, "GROUP_M": 8, "INPUT_PRECISION": "ieee"},
+        num_warps=8,
+        num_stages=3,
+    ),
+    "flash_attention_fwd": KernelSpec(
+        "flash_attention", "_flash_fwd_kernel", dict(_FA), num_stages=2, fp32_pointers=("l_ptr",)
+    ),
+    "flash_attention_bwd_dkdv": KernelSpec(
+        "flash_attention",
+        "_flash_bwd_dkdv_kernel",
+        dict(_FA),
+        num_stages=2,
+        fp32_pointers=("l_ptr", "delta_ptr"),
+    ),
+    "flash_attention_bwd_dq": KernelSpec(
+        "flash_attention",
+        "_flash_bwd_dq_kernel",
+        dict(_FA),
+        num_stages=2,
+        fp32_pointers=("l_ptr", "delta_ptr"),
+    ),
+}
+
+_FLOAT_SCALARS = ("scale",)
+_TC_PTX = re.compile(r"\b(wgmma\.mma_async[\w.]*|mma\.sync[\w.]*)")
+_TC_SASS = re.compile(r"\b(HGMMA|HMMA|IMMA|QGMMA)\b")
+
+
+@dataclass(frozen=True)
+class CompileReport:
+    """What the compiler produced for one kernel on one target (no timing: nothing ran)."""
+
+    kernel: str
+    target: str
+    chip_name: str
+    dtype: str
+    num_warps: int
+    num_stages: int
+    constexprs: dict
+    triton_version: str
+    compiled: bool
+    fits: bool
+    shared_memory_bytes: int | None = None
+    shared_memory_limit_bytes: int | None = None
+    registers_per_thread: int | None = None
+    spill_bytes: int | None = None
+    occupancy: float | None = None
+    active_warps_per_sm: int | None = None
+    limited_by: str | None = None
+    tensor_core_instructions: tuple[str, ...] = ()
+    explanation: str = ""
+
+    @property
+    def threads_per_block(self) -> int:
+        return 32 * self.num_warps
+
+    @property
+    def tensor_cores(self) -> bool:
+        """True when the PTX or SASS holds tensor-core (mma / wgmma / HMMA) instructions."""
+        return bool(self.tensor_core_instructions)
+
+    def summary(self) -> str:
+        if not self.compiled or not self.fits:
+            return f"{self.kernel} on {self.target} ({self.chip_name}): {self.explanation}"
+        tc = ", ".join(self.tensor_core_instructions) if self.tensor_cores else "none (FMA)"
+        return (
+            f"{self.kernel} {self.dtype} on {self.target} ({self.chip_name}): "
+            f"{self.shared_memory_bytes} B shared memory, {self.registers_per_thread} registers/"
+            f"thread, {self.num_warps} warps → occupancy {self.occupancy:.0%} "
+            f"(limited by {self.limited_by}); tensor cores: {tc}"
+        )
+
+
+def _cache_dir() -> Path:
+    root = os.environ.get("GPUPERF_CACHE_DIR") or Path.home() / ".cache" / "gpuperf"
+    path = Path(root) / "inspect"
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+@cache
+def _triton_version() -> str:
+    from importlib.metadata import version
+
+    return version("triton")
+
+
+@cache
+def _module_source_hash(module: str) -> str:
+    path = Path(__file__).parent / "kernels" / f"{module}.py"
+    return hashlib.sha256(path.read_bytes()).hexdigest()[:16]
+
+
+def _job(kernel: str, target: str, dtype: str, num_warps, num_stages, overrides) -> dict:
+    if kernel not in KERNELS:
+        raise KeyError(f"unknown kernel {kernel!r}; known: {', '.join(sorted(KERNELS))}")
+    if target not in TARGETS:
+        raise ValueError(f"target={target!r} must be one of {', '.join(TARGETS)}")
+    if dtype not in DTYPES:
+        raise ValueError(f"dtype={dtype!r} must be one of {', '.join(DTYPES)}")
+    spec = KERNELS[kernel]
+    unknown = set(overrides) - set(spec.constexprs)
+    if unknown:
+        raise ValueError(
+            f"{kernel} has no meta-parameter {', '.join(sorted(unknown))}; "
+            f"it takes {', '.join(spec.constexprs)}"
+        )
+    from ._validate import positive_int, power_of_two
+
+    return {
+        "kernel": kernel,
+        "module": spec.module,
+        "fn": spec.kernel,
+        "target": target,
+        "cc": TARGETS[target][1],
+        "dtype": dtype,
+        "num_warps": power_of_two("num_warps", num_warps or spec.num_warps, 1, 32),
+        "num_stages": positive_int("num_stages", num_stages or spec.num_stages),
+        "constexprs": {**spec.constexprs, **overrides},
+        "fp32_pointers": list(spec.fp32_pointers),
+    }
+
+
+def _precheck(job: dict, the_chip) -> str | None:
+    """Explain, without compiling, a matmul tile whose staged buffers cannot fit on the chip."""
+    if job["kernel"] != "matmul":
+        return None
+    from . import tiling
+
+    c = job["constexprs"]
+    try:
+        tiling.check_shared_memory(
+            the_chip, c["BLOCK_M"], c["BLOCK_N"], c["BLOCK_K"], job["dtype"], job["num_stages"]
+        )
+    except ValueError as exc:
+        return (
+            f"does not fit: {exc}. Use smaller tiles (BLOCK_K or BLOCK_N) or fewer num_stages; "
+            "the launch would fail with 'out of resource: shared memory'."
+        )
+    return None
+
+
+def _report(job: dict, raw: dict) -> CompileReport:
+    from . import hardware, tiling
+
+    the_chip = hardware.chip(TARGETS[job["target"]][0])
+    limit = the_chip.shared_memory_per_block_bytes
+    base = dict(
+        kernel=job["kernel"],
+        target=job["target"],
+        chip_name=the_chip.name,
+        dtype=job["dtype"],
+        num_warps=job["num_warps"],
+        num_stages=job["num_stages"],
+        constexprs=dict(job["constexprs"]),
+        triton_version=raw.get("triton_version", _triton_version()),
+        shared_memory_limit_bytes=limit,
+    )
+    if raw.get("error"):
+        return CompileReport(**base, compiled=False, fits=False, explanation=raw["error"])
+    smem, regs = raw["shared"], raw["registers"]
+    fits = smem <= limit
+    occ = None
+    if fits and regs is not None:
+        occ = tiling.occupancy(the_chip, 32 * job["num_warps"], regs, smem)
+    explanation = (
+        ""
+        if fits
+        else (
+            f"does not fit: needs {smem} bytes ({smem / 1024:g} KiB) of shared memory per block; "
+            f"{the_chip.name} allows {limit} bytes ({limit / 1024:g} KiB). Use smaller tiles or "
+            "fewer num_stages."
+        )
+    )
+    return CompileReport(
+        **base,
+        compiled=True,
+        fits=fits,
+        shared_memory_bytes=smem,
+        registers_per_thread=regs,
+        spill_bytes=raw.get("local"),
+        occupancy=None if occ is None else occ.occupancy,
+        active_warps_per_sm=None if occ is None else occ.active_warps_per_sm,
+        limited_by=None if occ is None else occ.limited_by,
+        tensor_core_instructions=tuple(raw.get("tensor_cores", ())),
+        explanation=explanation,
+    )
+
+
+def _key(job: dict) -> str:
+    text = json.dumps([_triton_version(), _module_source_hash(job["module"]), job], sort_keys=True)
+    return hashlib.sha256(text.encode()).hexdigest()[:32]
+
+
+_MEMORY: dict[str, dict] = {}
+
+
+def compile_many(requests: list[dict]) -> list[CompileReport]:
+    """Compile several kernels in one child process; a request holds ``compile_kernel``'s args."""
+    from . import hardware
+
+    jobs = []
+    for r in requests:
+        r = dict(r)
+        jobs.append(
+            _job(
+                r.pop("kernel"),
+                r.pop("target", "sm_80"),
+                r.pop("dtype", "fp16"),
+                r.pop("num_warps", None),
+                r.pop("num_stages", None),
+                r,
+            )
+        )
+    raws: dict[str, dict] = {}
+    todo = []
+    for job in jobs:
+        key = _key(job)
+        if key in _MEMORY:
+            raws[key] = _MEMORY[key]
+            continue
+        path = _cache_dir() / f"{key}.json"
+        if path.exists():
+            raws[key] = _MEMORY[key] = json.loads(path.read_text())
+            continue
+        reason = _precheck(job, hardware.chip(TARGETS[job["target"]][0]))
+        if reason:
+            raws[key] = _MEMORY[key] = {"error": reason}
+            continue
+        todo.append((key, job))
+    if todo:
+        # Split the work over two child processes (the course's CI machines have two cores).
+        halves = [todo[0::2], todo[1::2]] if len(todo) > 1 else [todo]
+        with ThreadPoolExecutor(len(halves)) as pool:
+            results = list(pool.map(lambda part: _run_worker([j for _, j in part]), halves))
+        done = [
+            pair
+            for part, res in zip(halves, results, strict=True)
+            for pair in zip(part, res, strict=True)
+        ]
+        for (key, _), raw in done:
+            raw["triton_version"] = _triton_version()
+            _MEMORY[key] = raw
+            if not raw.get("transient"):
+                (_cache_dir() / f"{key}.json").write_text(json.dumps(raw))
+    return [_report(job, raws.get(_key(job)) or _MEMORY[_key(job)]) for job in jobs]
+
+
+def compile_kernel(
+    kernel: str,
+    target: str = "sm_80",
+    *,
+    dtype: str = "fp16",
+    num_warps: int | None = None,
+    num_stages: int | None = None,
+    **constexprs,
+) -> CompileReport:
+    """Compile one course kernel (a key of :data:`KERNELS`) for ``target`` with no GPU present.
+
+    ``constexprs`` override the kernel's meta-parameters (``BLOCK_M=256``). A configuration that
+    cannot fit on the chip comes back with ``fits=False`` and an ``explanation``, never a
+    compiler traceback.
+    """
+    request = dict(
+        kernel=kernel, target=target, dtype=dtype, num_warps=num_warps, num_stages=num_stages
+    )
+    return compile_many([{**request, **constexprs}])[0]
+
+
+def inspect_all(
+    targets: tuple[str, ...] = tuple(TARGETS), dtype: str = "fp16"
+) -> list[CompileReport]:
+    """Every course kernel on every target, compiled in one child process (cached)."""
+    return compile_many(
+        [{"kernel": k, "target": t, "dtype": dtype} for k in KERNELS for t in targets]
+    )
+
+
+def table(reports: list[CompileReport]) -> str:
+    """A plain-text table: kernel, target, shared memory, registers, occupancy, tensor cores."""
+    head = (
+        f"{'kernel':26} {'target':6} {'dtype':5} {'smem B':>7} {'regs':>4} {'occ':>5}  "
+        "tensor cores"
+    )
+    lines = [head, "-" * len(head)]
+    for r in reports:
+        if not (r.compiled and r.fits):
+            lines.append(f"{r.kernel:26} {r.target:6} {r.dtype:5} {r.explanation}")
+            continue
+        occ = f"{r.occupancy:.0%}" if r.occupancy is not None else "?"
+        tc = r.tensor_core_instructions[0] if r.tensor_cores else "no (FMA)"
+        lines.append(
+            f"{r.kernel:26} {r.target:6} {r.dtype:5} {r.shared_memory_bytes:>7} "
+            f"{r.registers_per_thread!s:>4} {occ:>5}  {tc}"
+        )
+    return "\n".join(lines)
+
+
+# --------------------------------------------------------------------------------------------
+# The child process.
+
+
+def _run_worker(jobs: list[dict]) -> list[dict]:
+    env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
+    env["GPUPERF_COMPILE_ONLY"] = "1"
+    proc = subprocess.run(
+        [sys.executable, "-m", "gpuperf.inspect", "--worker"],
+        input=json.dumps(jobs),
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=1800,
+    )
+    marker = "@@GPUPERF-INSPECT@@"
+    if proc.returncode != 0 or marker not in proc.stdout:
+        tail = (proc.stderr or proc.stdout).strip().splitlines()[-5:]
+        error = "the compiler process failed: " + " | ".join(tail)
+        return [{"error": error, "transient": True} for _ in jobs]
+    return json.loads(proc.stdout.split(marker, 1)[1])
+
+
+def _signature(fn, job: dict) -> dict:
+    ptr = {"fp32": "*fp32", "fp16": "*fp16", "bf16": "*bf16"}[job["dtype"]]
+    sig = {}
+    for name in fn.arg_names:
+        if name in job["constexprs"]:
+            sig[name] = "constexpr"
+        elif name.endswith("_ptr"):
+            sig[name] = "*fp32" if name in job["fp32_pointers"] else ptr
+        elif name in _FLOAT_SCALARS:
+            sig[name] = "fp32"
+        else:
+            sig[name] = "i32"
+    return sig
+
+
+def _bin_dir() -> Path:
+    import triton
+
+    return Path(triton.__file__).parent / "backends" / "nvidia" / "bin"
+
+
+def _compile_one(job: dict) -> dict:
+    import importlib
+
+    import triton
+    from triton.backends.compiler import GPUTarget
+    from triton.compiler import ASTSource
+
+    module = importlib.import_module(f"gpuperf.kernels.{job['module']}")
+    fn = getattr(module, job["fn"])
+    signature = _signature(fn, job)
+    # Pointers 16-byte aligned, as torch allocates them: what the JIT would specialise on a GPU.
+    attrs = {
+        (i,): [["tt.divisibility", 16]]
+        for i, name in enumerate(fn.arg_names)
+        if signature[name].startswith("*")
+    }
+    src = ASTSource(fn, signature, constexprs=dict(job["constexprs"]), attrs=attrs)
+    options = {"num_warps": job["num_warps"], "num_stages": job["num_stages"]}
+    try:
+        compiled = triton.compile(src, target=GPUTarget("cuda", job["cc"], 32), options=options)
+    except Exception as exc:  # the compiler's own error, shortened to what a reader can act on
+        text = str(exc).strip().splitlines()
+        useful = [line for line in text if "error" in line.lower() or "Feature" in line]
+        reason = (useful or text or [type(exc).__name__])[-1].strip()
+        return {"error": f"does not compile for {job['target']}: {reason}"}
+    asm = compiled.asm
+    ptx = asm.get("ptx", "")
+    found = sorted(set(_TC_PTX.findall(ptx)))
+    regs = local = None
+    with tempfile.TemporaryDirectory() as tmp:
+        cubin = Path(tmp) / "k.cubin"
+        cubin.write_bytes(asm["cubin"])
+        tools = _bin_dir()
+        usage = subprocess.run(
+            [str(tools / "cuobjdump"), "-res-usage", str(cubin)], capture_output=True, text=True
+        ).stdout
+        m = re.search(r"REG:(\d+)", usage)
+        regs = int(m.group(1)) if m else None
+        m = re.search(r"LOCAL:(\d+)", usage)
+        local = int(m.group(1)) if m else None
+        sass = subprocess.run(
+            [str(tools / "cuobjdump"), "-sass", str(cubin)], capture_output=True, text=True
+        ).stdout
+        found += sorted({f"SASS {name}" for name in _TC_SASS.findall(sass)})
+    return {
+        "shared": int(compiled.metadata.shared),
+        "registers": regs,
+        "local": local,
+        "tensor_cores": found,
+    }
+
+
+def _worker() -> None:
+    jobs = json.loads(sys.stdin.read())
+    out = [_compile_one(job) for job in jobs]
+    sys.stdout.write("@@GPUPERF-INSPECT@@" + json.dumps(out))
+
+
+if __name__ == "__main__" and "--worker" in sys.argv:
+    _worker()
+elif __name__ == "__main__":
+    print(table(inspect_all()))
+
+
+__all__ = [
+    "KERNELS",
+    "TARGETS",
+    "CompileReport",
+    "KernelSpec",
+    "compile_kernel",
+    "compile_many",
+    "inspect_all",
+    "table",
+]

@@ -1,0 +1,74 @@
+"""FlashAttention-2 (Triton) and its tiled torch twin against torch autograd."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from gpuperf.kernels import FlashAttention, FlashAttentionTorch, flash_attention
+from gpuperf.kernels.flash_attention import attention_ref
+
+from .conftest import DEVICE
+
+SHAPES = [(2, 77, 40), (1, 2, 50, 16), (1, 1, 1, 16), (2, 1, 130, 64)]
+IMPLS = {"triton": FlashAttention.apply, "torch-tiled": FlashAttentionTorch.apply}
+
+
+def _inputs(shape, dtype, seed=0):
+    g = torch.Generator().manual_seed(seed)
+    return [
+        torch.randn(*shape, generator=g).to(dtype).to(DEVICE).requires_grad_(True)
+        for _ in range(3)
+    ]
+
+
+@pytest.mark.parametrize("impl", IMPLS)
+@pytest.mark.parametrize("is_causal", [False, True])
+@pytest.mark.parametrize("shape", SHAPES)
+def test_forward_and_backward_match_autograd(impl, shape, is_causal):
+    q, k, v = _inputs(shape, torch.float32)
+    o_ref = attention_ref(q, k, v, is_causal)
+    do = torch.randn_like(o_ref)
+    grads_ref = torch.autograd.grad(o_ref, (q, k, v), do)
+    o = IMPLS[impl](q, k, v, is_causal)
+    grads = torch.autograd.grad(o, (q, k, v), do)
+    assert o.shape == q.shape
+    for name, got, want in zip(
+        ("O", "dQ", "dK", "dV"), (o, *grads), (o_ref, *grads_ref), strict=True
+    ):
+        assert not torch.isnan(got).any(), f"NaN in {name}"
+        torch.testing.assert_close(got, want, rtol=1e-2, atol=1e-2, msg=f"{name} differs")
+
+
+@pytest.mark.parametrize("is_causal", [False, True])
+def test_fp16(is_causal):
+    q, k, v = _inputs((1, 2, 70, 32), torch.float16)
+    o = flash_attention(q, k, v, is_causal, BLOCK_M=32, BLOCK_N=16)
+    do = torch.randn_like(o)
+    grads = torch.autograd.grad(o, (q, k, v), do)
+    o_ref = attention_ref(q, k, v, is_causal)
+    grads_ref = torch.autograd.grad(o_ref, (q, k, v), do)
+    for got, want in zip((o, *grads), (o_ref, *grads_ref), strict=True):
+        torch.testing.assert_close(got.float(), want.float(), rtol=2e-2, atol=2e-2)
+
+
+@pytest.mark.parametrize("impl", [FlashAttention, FlashAttentionTorch])
+@pytest.mark.parametrize("shape", [(2, 33, 16), (2, 3, 33, 16)])
+def test_saved_tensors_contract(impl, shape):
+    q, k, v = _inputs(shape, torch.float32)
+    o = impl.apply(q, k, v, False)
+    saved = o.grad_fn.saved_tensors
+    assert len(saved) == 5
+    lse_like = [t for t in saved if t.shape == q.shape[:-1]]
+    assert len(lse_like) == 1, "L must be the only saved tensor shaped like q without its last dim"
+    lse = lse_like[0]
+    scores = (q @ k.transpose(-1, -2)) / q.shape[-1] ** 0.5
+    torch.testing.assert_close(lse, torch.logsumexp(scores, dim=-1), rtol=1e-4, atol=1e-4)
+    assert any(t.shape == q.shape and torch.equal(t, o) for t in saved), "o must be saved"
+
+
+def test_block_sizes_are_arguments():
+    q, k, v = _inputs((1, 45, 16), torch.float32)
+    for bm, bn in [(16, 16), (32, 64), (64, 16)]:
+        o = flash_attention(q, k, v, True, BLOCK_M=bm, BLOCK_N=bn)
+        torch.testing.assert_close(o, attention_ref(q, k, v, True), rtol=1e-4, atol=1e-4)
