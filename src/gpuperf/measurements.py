@@ -132,6 +132,9 @@ MEASUREMENTS: tuple[Measurement, ...] = (
     _M("PaLM 540B training MFU", 0.462, "fraction", None, "6144 TPU v4 chips", "PALM"),
     _M("GPT training MFU with FlashAttention-2", 0.72, "fraction", "A100-80GB",
        "225 TFLOP/s per A100", "FA2"),
+    _M("FlashAttention-3 forward, fp16, best case", 740 * _T, "FLOP/s", "H100-SXM",
+       "FA3 paper's attention benchmark (75 % of the dense peak); its FP8 forward reaches "
+       "close to 1.2 PFLOP/s", "FA3"),
     # --- host link ---------------------------------------------------------------------------
     _M("CPU → GPU copy", 14.2 * GB, "B/s", "H100-SXM",
        "nvbandwidth host_to_device; bottleneck is a PCIe Gen4 x8 switch uplink (15.75 GB/s)",

@@ -110,7 +110,7 @@ def _flops_tick(value: float, _position: Any = None) -> str:
     """Axis ticks in SI FLOP/s: ``1e12`` → ``'1 T'``."""
     for scale, prefix in ((1e15, "P"), (1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k")):
         if value >= scale:
-            return f"{value / scale:g} {prefix}"
+            return f"{value / scale:.3g} {prefix}"
     return f"{value:g}"
 
 
@@ -138,6 +138,19 @@ def _log_axes(ax: Any, intensity_range: tuple[float, float], flops_range: tuple[
     ax.grid(True, which="major", alpha=0.3)
 
 
+def _vertical_band(ax: Any, x0: float, x1: float, color: str) -> Any:
+    """A full-height band from x0 to x1 that ``set_x``/``set_width`` can move.
+
+    (``axvspan`` returns a ``Rectangle`` only since matplotlib 3.9; Colab may ship older.)
+    """
+    from matplotlib.patches import Rectangle
+
+    transform = ax.get_xaxis_transform()  # x in data units, y in axes units
+    band = Rectangle((x0, 0.0), x1 - x0, 1.0, transform=transform, color=color, alpha=0.08, lw=0)
+    ax.add_patch(band)
+    return band
+
+
 class RooflinePanel:
     """A log-log roofline on one ``Axes`` whose roof, ridge point, regions and point move in place.
 
@@ -153,17 +166,15 @@ class RooflinePanel:
         *,
         intensity_range: tuple[float, float] = (1e-2, 1e5),
         flops_range: tuple[float, float] = (1e9, 3e16),
-        n_samples: int = 160,
         annotate: bool = True,
     ) -> None:
         self.ax = ax
         self.annotate = annotate
         self.intensity_range = intensity_range
-        self.intensity = np.geomspace(*intensity_range, n_samples)
         _log_axes(ax, intensity_range, flops_range)
         low, high = intensity_range
-        self.memory_region = ax.axvspan(low, low, color="tab:blue", alpha=0.08, lw=0)
-        self.compute_region = ax.axvspan(low, high, color="tab:orange", alpha=0.08, lw=0)
+        self.memory_region = _vertical_band(ax, low, low, "tab:blue")
+        self.compute_region = _vertical_band(ax, low, high, "tab:orange")
         (self.roof,) = ax.plot([], [], lw=2.2, color="black")
         (self.ridge,) = ax.plot([], [], ls=":", lw=1, color="dimgray")
         self.ridge_label = ax.annotate(
@@ -212,11 +223,13 @@ class RooflinePanel:
         from .roofline import ridge_point
 
         the_chip = chip(the_chip)
-        roof = attainable_flops(self.intensity, the_chip, precision, bandwidth)
         ridge = ridge_point(the_chip, precision, bandwidth)
         peak = the_chip.peak_flops(precision)
         low, high = self.intensity_range
-        self.roof.set_data(self.intensity, roof)
+        # On log-log axes the roof is two straight segments: three vertices draw it exactly and
+        # cost far less to redraw on every slider step than a densely sampled curve.
+        corners = np.array([low, min(max(ridge, low), high), high])
+        self.roof.set_data(corners, attainable_flops(corners, the_chip, precision, bandwidth))
         self.ridge.set_data([ridge, ridge], [self.ax.get_ylim()[0], peak])
         self.ridge_label.xy = (ridge, peak)
         self._text(self.ridge_label, f"ridge {_number(ridge)} FLOP/B")
@@ -363,7 +376,7 @@ class PeakBarsPanel:
                     label.set_text("–")
             bar.set_color("tab:red" if precision == selected else "lightsteelblue")
         if self.annotate:
-            self.title.set_text(f"{the_chip.name}: dense peak FLOP/s per precision")
+            self.title.set_text(f"{the_chip.name}: dense peaks")
 
 
 # --- GPU and SM anatomy ---------------------------------------------------------------------
@@ -566,7 +579,7 @@ def roofline_bandwidths(
     for label, bw, style in ((high_label, high_bw, "-"), (low_label, low_bw, "--")):
         roof = attainable_flops(intensity, the_chip, precision, bw)
         ridge = the_chip.ridge_point(precision, bw)
-        ax.plot(intensity, roof, style, lw=2, label=f"{label}: ridge {ridge:.3g} FLOP/B")
+        ax.plot(intensity, roof, style, lw=2, label=f"{label}: ridge {_number(ridge)} FLOP/B")
     for label, value in (ops or {}).items():
         y = attainable_flops(value, the_chip, precision, low_bw)
         ax.plot(value, y, "o", ms=8, mec="black", zorder=4)
@@ -628,6 +641,7 @@ def achieved_roofline(
     measured_peak: float | None = None,
     intensity_range: tuple[float, float] = (0.01, 1e5),
     title: str | None = None,
+    labels: bool = True,
     figsize=(7.5, 4.4),
 ) -> Any:
     """A Nsight-Compute-style chart: measured points under the datasheet roof.
@@ -635,7 +649,8 @@ def achieved_roofline(
     ``points`` maps a label to ``(intensity, achieved FLOP/s)``; each is drawn with a dashed
     drop line up to the roof and labelled with its percentage of the roof at that intensity
     (the distance left to gain). ``measured_bandwidth`` and ``measured_peak`` add the measured
-    roof (dashed) under the datasheet one.
+    roof (dashed) under the datasheet one. ``labels=False`` leaves the points unlabelled (for
+    clusters of points whose labels would overlap).
     """
     plt = _pyplot()
     the_chip = chip(the_chip)
@@ -655,8 +670,9 @@ def achieved_roofline(
         roof = attainable_flops(x, the_chip, precision)
         ax.plot([x, x], [y, roof], ":", color="tab:red", lw=1.2)
         ax.plot(x, y, "o", ms=8, color="tab:red", mec="black", zorder=5)
-        ax.annotate(f"{label}\n{y / roof:.0%} of roof", (x, y), xytext=(8, -22),
-                    textcoords="offset points", fontsize=8)  # fmt: skip
+        if labels:
+            ax.annotate(f"{label}\n{y / roof:.0%} of roof", (x, y), xytext=(8, -22),
+                        textcoords="offset points", fontsize=8)  # fmt: skip
     ax.set_title(title or f"{the_chip.name}: achieved vs attainable", fontsize=10)
     ax.legend(fontsize=8, loc="lower right")
     return fig
@@ -1094,7 +1110,7 @@ def effective_bandwidth_curves(
     if latency_bound_below:
         ax.axvline(latency_bound_below, color="0.4", ls="--", lw=1)
         ax.annotate("latency-bound below this size\n(nvbandwidth, seed)",
-                    (latency_bound_below, ax.get_ylim()[0]), xytext=(4, 8),
+                    (latency_bound_below, ax.get_ylim()[1]), xytext=(4, -22),
                     textcoords="offset points", fontsize=7, color="0.3")  # fmt: skip
     ax.set_xlim(*size_range)
     ax.set_xlabel("transfer size (bytes)")

@@ -7,5 +7,23 @@ the online book is a :class:`~gpuperf.scrub.Scrubber` rendered by the same drawi
 from __future__ import annotations
 
 from .live import Explorer, LiveFigure, new_figure
+from .roofline import (
+    hardware_explorer,
+    hardware_scrubber,
+    mfu_calculator,
+    mfu_scrubber,
+    roofline_explorer,
+    roofline_scrubber,
+)
 
-__all__ = ["Explorer", "LiveFigure", "new_figure"]
+__all__ = [
+    "Explorer",
+    "LiveFigure",
+    "hardware_explorer",
+    "hardware_scrubber",
+    "mfu_calculator",
+    "mfu_scrubber",
+    "new_figure",
+    "roofline_explorer",
+    "roofline_scrubber",
+]

@@ -16,8 +16,9 @@ lives here. Works with ipywidgets 7.7 (Colab) and 8.x: only ``Image``, ``HTML``,
 
 from __future__ import annotations
 
-import io
+import struct
 import time
+import zlib
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
@@ -76,10 +77,29 @@ class LiveFigure:
 
 
 def _encode_png(rgba: Any) -> bytes:
-    pil = require("PIL.Image", "pip install pillow")
-    buffer = io.BytesIO()
-    pil.fromarray(require("numpy").asarray(rgba)).save(buffer, "png", compress_level=1)
-    return buffer.getvalue()
+    """A PNG of an RGBA buffer, written directly: no row filters, zlib level 1.
+
+    Pillow's encoder spends ~9 ms on a 700×280 frame choosing row filters whatever the
+    compression level; writing the chunks directly takes ~2–4 ms for the same pixels, and the
+    encoder is most of a slider step's time.
+    """
+    np = require("numpy")
+    pixels = np.asarray(rgba)
+    height, width, _ = pixels.shape
+    rows = np.zeros((height, 1 + 4 * width), dtype=np.uint8)  # filter byte 0 ("none") per row
+    rows[:, 1:] = pixels.reshape(height, -1)
+
+    def chunk(tag: bytes, data: bytes) -> bytes:
+        crc = zlib.crc32(tag + data) & 0xFFFFFFFF
+        return struct.pack(">I", len(data)) + tag + data + struct.pack(">I", crc)
+
+    header = struct.pack(">IIBBBBB", width, height, 8, 6, 0, 0, 0)  # 8-bit RGBA
+    return (
+        b"\x89PNG\r\n\x1a\n"
+        + chunk(b"IHDR", header)
+        + chunk(b"IDAT", zlib.compress(rows.tobytes(), 1))
+        + chunk(b"IEND", b"")
+    )
 
 
 class Explorer:

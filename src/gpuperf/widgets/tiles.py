@@ -1,0 +1,270 @@
+"""Chapter 3 explorers, part 2: tile sizes on the roofline, and wave quantization.
+
+:func:`tiling_explorer` moves BLOCK_M, BLOCK_N and BLOCK_K of a 4096³ fp16 matmul. The point on
+the chosen chip's roofline sits at the tiled matmul's intensity (:func:`gpuperf.tiling.
+tiled_matmul`, ≈ BM·BN/(BM + BN) FLOP/B), the gauge fills with the shared memory the staged
+tiles need (:func:`gpuperf.tiling.shared_memory_budget`), and the status line reports what the
+compiler made of that tile on that chip — shared memory, registers, occupancy, tensor-core
+instructions — from the table :mod:`gpuperf.widgets.tile_reports` precompiled with
+:mod:`gpuperf.inspect` (compiling on every step would take seconds).
+
+:func:`wave_explorer` slides the matrix size N for a tile shape and chip along the sawtooth of
+wave efficiency (:func:`gpuperf.tiling.wave_efficiency_curve`,
+:func:`gpuperf.tiling.wave_quantization`): 2048 → 2049 adds a row and a column and a whole wave.
+
+Each explorer has a kernel-free twin (``*_scrubber``) drawn by the same view class.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from .. import plots, tiling
+from ..hardware import chip
+from ..inspect import TARGETS as INSPECT_TARGETS
+from ..roofline import attainable_flops
+from ..runtime import require
+from ..scrub import Scrubber, control
+from ..units import format_flops
+from . import tile_reports
+from .live import Explorer, LiveFigure, new_figure
+from .tricks import CHIPS
+
+__all__ = [
+    "TILE_SHAPES",
+    "TilingView",
+    "WaveView",
+    "target_of",
+    "tiling_explorer",
+    "tiling_scrubber",
+    "wave_explorer",
+    "wave_scrubber",
+]
+
+MATMUL_SIZE = 4096
+PRECISION = "fp16"
+_INTENSITY = (0.2, 2e3)
+_FLOPS = (1e11, 2e15)
+
+
+def target_of(chip_name: str) -> str:
+    """The compile target (``sm_80``) of a chip in :data:`gpuperf.inspect.TARGETS`."""
+    name = chip(chip_name).name
+    for target, (target_chip, _) in INSPECT_TARGETS.items():
+        if chip(target_chip).name == name:
+            return target
+    raise ValueError(f"no compile target for {name}; known: {list(INSPECT_TARGETS)}")
+
+
+class TilingView:
+    """Roofline with the tiled matmul's point (top) and a shared-memory gauge (bottom)."""
+
+    def __init__(self, *, figsize: tuple[float, float] = (6.4, 4.4), dpi: int = 80) -> None:
+        self.figure = figure = new_figure(figsize, dpi)
+        top, bottom = figure.subplots(2, 1, height_ratios=(4, 1))
+        figure.subplots_adjust(left=0.11, right=0.97, top=0.93, bottom=0.1, hspace=0.45)
+        # Chapter 2's roofline panel draws the roof, ridge, regions and the (red) tiled point.
+        self.panel = plots.RooflinePanel(
+            top, intensity_range=_INTENSITY, flops_range=_FLOPS, annotate=False
+        )
+        self.roof, self.point = self.panel.roof, self.panel.point
+        self.point.set_label("tiled (BM, BN, BK)")
+        (self.naive,) = top.plot([], [], "x", color="0.3", ms=9, mew=2, label="untiled (naive)")
+        top.legend(loc="lower right", fontsize=8)
+        top.set_title(f"{MATMUL_SIZE}³ {PRECISION} matmul on the roofline", fontsize=9)
+        # The gauge's text stays empty: per-step text costs ~10 ms to draw; the status says it.
+        self.bar, self.gauge_text = plots.draw_smem_gauge(bottom)
+        self.animated = [*self.panel.artists, self.naive, self.bar]
+        self.last: dict[str, Any] = {}
+
+    def update(self, block_m: int, block_n: int, block_k: int, chip_name: str) -> str:
+        the_chip = chip(chip_name)
+        t = tiling.tiled_matmul(
+            MATMUL_SIZE, MATMUL_SIZE, MATMUL_SIZE, block_m, block_n, block_k, PRECISION
+        )
+        naive_intensity = t.useful_flops / t.naive_hbm_bytes
+        y = float(attainable_flops(t.intensity, the_chip, PRECISION))
+        self.panel.set_roof(the_chip, PRECISION)
+        self.panel.set_point(t.intensity, y)
+        self.naive.set_data(
+            [naive_intensity], [float(attainable_flops(naive_intensity, the_chip, PRECISION))]
+        )
+        budget = tiling.shared_memory_budget(
+            the_chip, block_m, block_n, block_k, PRECISION, tile_reports.NUM_STAGES
+        )
+        plots.set_smem_gauge(self.bar, self.gauge_text, budget)
+        self.gauge_text.set_text("")
+        report = tile_reports.tile_report(target_of(chip_name), block_m, block_n, block_k)
+        self.last = {"tiled": t, "attainable": y, "budget": budget, "report": report}
+        if report.fits:
+            tc = report.tensor_core_instruction.split(".")[0] or "none (FMA)"
+            compiled = (
+                f"compiled for {target_of(chip_name)}: {report.shared_memory_bytes / 1024:g} KiB "
+                f"shared memory, {report.registers_per_thread} registers/thread"
+                f"{f', {report.spill_bytes} B spilled' if report.spill_bytes else ''}, "
+                f"occupancy {report.occupancy:.0%} (limited by {report.limited_by}), "
+                f"tensor cores: {tc}"
+            )
+        else:
+            compiled = f"compiler: {report.explanation}"
+        return (
+            f"{the_chip.name}, tile {block_m}×{block_n}×{block_k}: each A element read "
+            f"{t.a_reads_per_element}× (naive: {MATMUL_SIZE}×), intensity {t.intensity:.0f} "
+            f"FLOP/B → attains {format_flops(y)} (roof "
+            f"{format_flops(the_chip.peak_flops(PRECISION))}); "
+            f"staged tiles need {budget.shared_memory_bytes / 1024:g} KiB "
+            f"({tile_reports.NUM_STAGES} stages). {compiled}"
+        )
+
+    def render(self, block_m: int, block_n: int, block_k: int, chip_name: str) -> tuple[Any, str]:
+        return self.figure, self.update(block_m, block_n, block_k, chip_name)
+
+
+def tiling_explorer(
+    block_m: int = 64, block_n: int = 64, block_k: int = 32, chip_name: str = "A100-80GB"
+) -> Explorer:
+    """BLOCK_M × BLOCK_N × BLOCK_K × chip → point on the roofline and shared-memory gauge."""
+    widgets = require("ipywidgets", "pip install ipywidgets")
+    view = TilingView()
+
+    def slider(name: str, values: tuple[int, ...], value: int) -> Any:
+        return widgets.SelectionSlider(
+            options=[(str(v), v) for v in values], value=value, description=name
+        )
+
+    controls = {
+        "block_m": slider("BLOCK_M", tile_reports.BLOCKS_MN, block_m),
+        "block_n": slider("BLOCK_N", tile_reports.BLOCKS_MN, block_n),
+        "block_k": slider("BLOCK_K", tile_reports.BLOCKS_K, block_k),
+        "chip_name": widgets.Dropdown(
+            options=[(c, c) for c in CHIPS], value=chip_name, description="chip"
+        ),
+    }
+    explorer = Explorer(
+        controls,
+        view.update,
+        LiveFigure(view.figure, view.animated),
+        title="Tiling: bigger tiles, more reuse, more shared memory",
+    )
+    explorer.view = view
+    return explorer
+
+
+def tiling_scrubber() -> Scrubber:
+    """Kernel-free twin of :func:`tiling_explorer` (3 × 3 × 2 tiles × 3 chips = 54 frames)."""
+    view = TilingView(dpi=72)
+    return Scrubber(
+        view.render,
+        [
+            control("block_m", (64, 128, 256), label="BLOCK_M"),
+            control("block_n", (64, 128, 256), label="BLOCK_N"),
+            control("block_k", (32, 64), label="BLOCK_K"),
+            control("chip_name", CHIPS, label="chip", initial="A100-80GB"),
+        ],
+        alt=(
+            "Roofline of the chosen chip in fp16 with a 4096³ matmul as a red point at the tiled "
+            "intensity and a grey cross for the untiled kernel; below, a gauge of the shared "
+            "memory the staged tiles need against the chip's per-block limit."
+        ),
+    )
+
+
+# ---------------------------------------------------------------------------------------------
+# Wave quantization
+
+#: Tile shapes offered: (label, (BLOCK_M, BLOCK_N)).
+TILE_SHAPES: tuple[tuple[str, tuple[int, int]], ...] = (
+    ("128 × 128", (128, 128)),
+    ("256 × 128", (256, 128)),
+    ("64 × 64", (64, 64)),
+)
+SIZES = np.arange(256, 8192 + 1)
+
+
+class WaveView:
+    """The sawtooth of wave efficiency against N, with a marker at the chosen N."""
+
+    def __init__(self, *, figsize: tuple[float, float] = (7.2, 3.2), dpi: int = 80) -> None:
+        self.figure = figure = new_figure(figsize, dpi)
+        ax = figure.subplots()
+        figure.subplots_adjust(left=0.09, right=0.97, top=0.88, bottom=0.14)
+        ax.set_xlim(SIZES[0], SIZES[-1])
+        ax.set_ylim(0, 1.08)
+        ax.set_xlabel("matrix size N (N × N output)")
+        ax.set_ylabel("wave efficiency")
+        ax.grid(True, alpha=0.3)
+        self.curve = plots.draw_sawtooth(ax, SIZES, np.ones_like(SIZES, dtype=float))
+        (self.marker,) = ax.plot([], [], "o", color="tab:red", ms=9, mec="black")
+        (self.vline,) = ax.plot([], [], color="tab:red", lw=0.8, ls=":")
+        ax.set_title("wave efficiency = tiles / (waves × SMs)", fontsize=9)
+        self.animated = [self.curve, self.marker, self.vline]
+        self.last: tiling.WaveQuantization | None = None
+        self._curve_key: tuple | None = None
+
+    def update(self, size: int, tile: tuple[int, int], chip_name: str) -> str:
+        block_m, block_n = tile
+        if self._curve_key != (tile, chip_name):  # the curve changes only with tile or chip
+            self.curve.set_ydata(tiling.wave_efficiency_curve(SIZES, block_m, block_n, chip_name))
+            self._curve_key = (tile, chip_name)
+        w = tiling.wave_quantization(size, size, block_m, block_n, chip_name)
+        self.last = w
+        self.marker.set_data([size], [w.wave_efficiency])
+        self.vline.set_data([size, size], [0, 1.08])
+        return (
+            f"{w.chip_name} ({w.sm_count} SMs), {block_m} × {block_n} tiles, N = {size}: "
+            f"{w.tiles} tiles on {w.slots_per_wave} SM slots → {w.waves} waves, the last holding "
+            f"{w.tail_tiles} tiles; wave efficiency {w.wave_efficiency:.1%}, tile efficiency "
+            f"{w.tile_efficiency:.1%}, together {w.efficiency:.1%}"
+        )
+
+    def render(self, size: int, tile: tuple[int, int], chip_name: str) -> tuple[Any, str]:
+        return self.figure, self.update(size, tile, chip_name)
+
+
+def wave_explorer(
+    size: int = 2048, tile: tuple[int, int] = (256, 128), chip_name: str = "H100-SXM"
+) -> Explorer:
+    """Size × tile × chip → where N sits on the sawtooth, tiles and waves."""
+    widgets = require("ipywidgets", "pip install ipywidgets")
+    view = WaveView()
+    controls = {
+        "size": widgets.IntSlider(
+            value=size, min=int(SIZES[0]), max=int(SIZES[-1]), step=1, description="N"
+        ),
+        "tile": widgets.Dropdown(options=list(TILE_SHAPES), value=tile, description="tile"),
+        "chip_name": widgets.Dropdown(
+            options=[(c, c) for c in CHIPS], value=chip_name, description="chip"
+        ),
+    }
+    explorer = Explorer(
+        controls,
+        view.update,
+        LiveFigure(view.figure, view.animated),
+        title="Wave quantization: one more row can cost a whole wave",
+    )
+    explorer.view = view
+    return explorer
+
+
+#: Sizes offered by the scrubber: around the 2048/2049 step and a few others.
+SCRUB_SIZES: tuple[int, ...] = (1024, 1536, 2048, 2049, 2304, 3072, 4096, 4097, 6144, 8192)
+
+
+def wave_scrubber() -> Scrubber:
+    """Kernel-free twin of :func:`wave_explorer` (10 sizes × 2 tiles × 3 chips = 60 frames)."""
+    view = WaveView(dpi=72)
+    labels = {shape: label for label, shape in TILE_SHAPES}
+    return Scrubber(
+        view.render,
+        [
+            control("size", SCRUB_SIZES, label="N", initial=2048),
+            control("tile", ((256, 128), (128, 128)), label="tile", format=labels.get),
+            control("chip_name", CHIPS, label="chip", initial="H100-SXM"),
+        ],
+        alt=(
+            "Step plot of wave efficiency against matrix size N for the chosen tile and chip, "
+            "with a red marker at the chosen N."
+        ),
+    )

@@ -1,0 +1,401 @@
+"""The graded labs: generated files in sync with the masters, and grading that scores right.
+
+Each lab lives in ``labs/labN_<name>/``: the otter-grader master notebook ``labN_<name>.ipynb``
+(solutions, public and ``# HIDDEN`` tests, committed executed so that nbval checks it), and what
+``otter assign`` generates from it: ``student/`` (the notebook the book shows, with the public
+tests) and ``autograder/`` (solutions, all tests and ``labN_<name>-autograder.zip`` for
+``otter run``). This file proves that
+
+* the committed ``student/`` and ``autograder/`` are exactly what ``otter assign`` makes from the
+  master today (regenerate with ``python tests/test_labs.py --assign``);
+* under ``otter run`` (no Docker) the solutions score full marks and the untouched student
+  notebook scores zero;
+* a deliberately wrong answer to a question loses exactly that question's points. Two notebooks
+  per lab are graded: one with the odd-numbered questions answered wrongly, one with the even
+  ones, so each wrong answer is tested once and every other question shows no collateral loss.
+  Some wrong answers are bad submissions on purpose: a cell that raises, one that loops forever
+  (stopped by :class:`gpuperf.grading.CellTimeLimit`), one that prints garbage.
+
+The otter runs of all labs run at once in a small pool of worker processes (two per core),
+each of which imports otter once; every run executes its notebook in a fresh kernel.
+"""
+
+from __future__ import annotations
+
+import filecmp
+import json
+import multiprocessing
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import zipfile
+from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
+from functools import cache
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+LABS = ROOT / "labs"
+#: Short per-cell limit while the tests grade: the "loops forever" answers must not cost minutes.
+CELL_LIMIT_S = "20"
+RUN_TIMEOUT_S = 600
+
+
+def lab_dirs() -> list[Path]:
+    return sorted(p for p in LABS.glob("lab[0-9]*_*") if (p / f"{p.name}.ipynb").is_file())
+
+
+# ------------------------------------------------------------------------------ wrong answers
+# For each lab and question: the source that replaces the question's answer cell, or an
+# (old, new) substitution applied to the solution's answer cell. Each is wrong in a way the
+# question's public *and* hidden tests catch, so the question scores zero.
+LOOP_FOREVER = "while True:\n    pass\n"
+WRONG: dict[str, dict[str, str | tuple[str, str]]] = {
+    "lab1_rooflines": {
+        # forgot to count the output bytes everywhere
+        "q1": "N = 2**20\nadd_intensity = N / (2 * 4 * N)\ndot_intensity = (2 * 4096 - 1) / "
+        "(2 * 4096 * 2)\nmatmul_intensity = 2 * 4096**3 / (2 * 2 * 4096**2)\n",
+        # a cell that raises before defining anything
+        "q2": "raise RuntimeError('half-finished answer')\n",
+        # a cell that never finishes
+        "q3": LOOP_FOREVER,
+        # garbage printed, wrong type returned
+        "q4": "print('garbage ' * 500)\ndef roof(intensity, chip_name, precision):\n"
+        "    return 'a lot'\n",
+        # everything memory-bound
+        "q5": "verdicts = {(o, c): 'memory' for o in OPS for c in CHIP_PRECISION}\n",
+    },
+    "lab2_fusion": {
+        # forgot the ReLU
+        "q1": "@triton.jit\ndef _axpb_relu_kernel(x_ptr, b_ptr, y_ptr, a, n_elements, "
+        "BLOCK_SIZE: tl.constexpr):\n    offs = tl.program_id(0) * BLOCK_SIZE + "
+        "tl.arange(0, BLOCK_SIZE)\n    mask = offs < n_elements\n    x = tl.load(x_ptr + offs, "
+        "mask=mask)\n    b = tl.load(b_ptr + offs, mask=mask)\n    tl.store(y_ptr + offs, "
+        "a * x + b, mask=mask)\n\n\ndef axpb_relu(a, x, b, BLOCK_SIZE=256):\n"
+        "    y = torch.zeros_like(x)\n    grid = (triton.cdiv(x.numel(), BLOCK_SIZE),)\n"
+        "    _axpb_relu_kernel[grid](x, b, y, a, x.numel(), BLOCK_SIZE=BLOCK_SIZE)\n"
+        "    return y\n",
+        # forgot the writes
+        "q2": "def unfused_bytes(n, elem_bytes):\n    return 4 * n * elem_bytes\n\n\n"
+        "def fused_bytes(n, elem_bytes):\n    return 2 * n * elem_bytes\n\n\n"
+        "predicted_speedup = 2.0\n",
+        # precision ignored
+        "q3": "fused_intensity = {'fp32': 0.25, 'fp16': 0.25}\n"
+        "matmul_256_bound = {'fp32': 'compute', 'fp16': 'compute'}\n",
+    },
+    "lab3_tiled_matmul": {
+        # the store mask drops the ragged edge tiles
+        "q1": (
+            "c_mask = (offs_m[:, None] < M) & (offs_n[None, :] < N)",
+            "c_mask = (offs_m[:, None] < M // BLOCK_M * BLOCK_M) & "
+            "(offs_n[None, :] < N // BLOCK_N * BLOCK_N)",
+        ),
+        # forgot the pipeline stages
+        "q2": (
+            "return num_stages * (block_m * block_k + block_k * block_n) * elem_bytes",
+            "return (block_m * block_k + block_k * block_n) * elem_bytes",
+        ),
+        # floor instead of ceiling
+        "q3": ("waves = math.ceil(tiles / sms)", "waves = max(1, tiles // sms)"),
+    },
+    "lab4_flashattention": {
+        # the running sum is not rescaled when the max grows
+        "q1": ("ell = ell * np.exp(m - m_new) + ", "ell = ell + "),
+        # the accumulator is not rescaled when the max grows
+        "q2": ("acc = acc * alpha[:, None] + tl.dot", "acc = acc + tl.dot"),
+        # dK without the softmax scale 1/sqrt(d)
+        "q3": (
+            "dk[..., j:j + BLOCK_N, :] += ds.transpose(-1, -2) @ qi * scale",
+            "dk[..., j:j + BLOCK_N, :] += ds.transpose(-1, -2) @ qi",
+        ),
+    },
+    "lab5_memory_hierarchy": {
+        # the offset is ignored
+        "q1": (
+            "addresses = [(offset + lane * stride) * element_bytes",
+            "addresses = [(lane * stride) * element_bytes",
+        ),
+        # garbage printed; sectors ignored; a string where a number belongs
+        "q2": "print('garbage ' * 500)\ndef copy_bytes(n_out, stride, element_bytes):\n"
+        "    return 2 * n_out * element_bytes\n\n\npredicted_slowdown = 'a lot'\n",
+        # the bandwidth is taken to be the slope, not its inverse
+        "q3": ("float(1 / slope)", "float(slope)"),
+        # t0 / W instead of t0 * W, and guesses for the rest
+        "q4": "t0, W = REF_LATENCY.value, REF_BANDWIDTH.value\nhalf_bandwidth_bytes = t0 / W\n"
+        "n_90 = 0.9 * t0 / W\nbatching_speedup = 1.0\nimplied_latency_s = t0\n",
+    },
+}
+
+
+# ------------------------------------------------------------------------------ otter assign
+
+
+def _normalize_notebook(path: Path) -> None:
+    """Deterministic cell ids (otter makes random ones for the cells it adds)."""
+    import nbformat
+
+    nb = nbformat.read(path, as_version=4)
+    for index, cell in enumerate(nb.cells):
+        cell["id"] = f"cell-{index:03d}"
+    nbformat.write(nb, path)
+
+
+def _normalize_zip(zip_path: Path, target: Path) -> None:
+    """Rewrite otter's timestamped zip with fixed dates and a stable name."""
+    with (
+        zipfile.ZipFile(zip_path) as source,
+        zipfile.ZipFile(target, "w", zipfile.ZIP_DEFLATED) as out,
+    ):
+        for name in sorted(source.namelist()):
+            info = zipfile.ZipInfo(name, date_time=(2020, 1, 1, 0, 0, 0))
+            info.external_attr = source.getinfo(name).external_attr
+            info.compress_type = zipfile.ZIP_DEFLATED
+            out.writestr(info, source.read(name))
+    zip_path.unlink()
+
+
+def assign(lab_dir: Path, out_dir: Path) -> Path:
+    """Run ``otter assign`` on a lab's master into ``out_dir``; normalize what it writes."""
+    master = lab_dir / f"{lab_dir.name}.ipynb"
+    out_dir.parent.mkdir(parents=True, exist_ok=True)
+    subprocess.run(
+        [sys.executable, "-m", "otter", "assign", "--no-run-tests", str(master), str(out_dir)],
+        cwd=lab_dir,
+        check=True,
+        capture_output=True,
+        text=True,
+    )
+    for notebook in out_dir.glob("*/*.ipynb"):
+        _normalize_notebook(notebook)
+    (zip_path,) = (out_dir / "autograder").glob("*-autograder_*.zip")
+    _normalize_zip(zip_path, out_dir / "autograder" / f"{lab_dir.name}-autograder.zip")
+    return out_dir
+
+
+def regenerate(lab_dir: Path) -> None:
+    """Replace a lab's committed ``student/`` and ``autograder/`` with fresh output."""
+    with tempfile.TemporaryDirectory() as tmp:
+        out = assign(lab_dir, Path(tmp) / "dist")
+        for part in ("student", "autograder"):
+            shutil.rmtree(lab_dir / part, ignore_errors=True)
+            shutil.copytree(out / part, lab_dir / part)
+
+
+def _files(directory: Path) -> set[str]:
+    return {str(p.relative_to(directory)) for p in directory.rglob("*") if p.is_file()}
+
+
+@cache
+def assigned() -> dict[str, Path]:
+    """``otter assign`` every lab at once (independent processes); lab → its fresh output."""
+    work = Path(tempfile.mkdtemp(prefix="gpuperf-assign-"))
+    labs = lab_dirs()
+    with ThreadPoolExecutor(max_workers=max(2, os.cpu_count() or 1)) as pool:
+        outs = pool.map(lambda lab_dir: assign(lab_dir, work / lab_dir.name / "dist"), labs)
+        return {lab_dir.name: out for lab_dir, out in zip(labs, outs, strict=True)}
+
+
+@pytest.mark.parametrize("lab_dir", lab_dirs(), ids=lambda p: p.name)
+def test_generated_files_in_sync_with_master(lab_dir: Path) -> None:
+    pytest.importorskip("otter", reason="otter-grader is not installed")
+    out = assigned()[lab_dir.name]
+    for part in ("student", "autograder"):
+        fresh, committed = out / part, lab_dir / part
+        assert _files(fresh) == _files(committed), (
+            f"{committed.relative_to(ROOT)} has other files than otter assign makes: "
+            "run `python tests/test_labs.py --assign`"
+        )
+        for name in sorted(_files(fresh)):
+            if name.endswith(".zip"):
+                with zipfile.ZipFile(fresh / name) as a, zipfile.ZipFile(committed / name) as b:
+                    same = sorted(a.namelist()) == sorted(b.namelist()) and all(
+                        a.read(n) == b.read(n) for n in a.namelist()
+                    )
+            else:
+                same = filecmp.cmp(fresh / name, committed / name, shallow=False)
+            assert same, (
+                f"{(committed / name).relative_to(ROOT)} is out of date with the master "
+                f"notebook: run `python tests/test_labs.py --assign`"
+            )
+
+
+# ------------------------------------------------------------------------------ otter run
+
+
+def _answer_cells(nb) -> dict[str, int]:
+    """Question name → index of its answer cell (the code cell just before its check cell)."""
+    cells = {}
+    for index, cell in enumerate(nb.cells):
+        source = cell.source.strip()
+        if cell.cell_type == "code" and source.startswith('grader.check("'):
+            question = source.split('"')[1]
+            answer = index - 1
+            while nb.cells[answer].cell_type != "code":
+                answer -= 1
+            cells[question] = answer
+    return cells
+
+
+def wrong_notebook(lab_dir: Path, parity: int, target: Path) -> set[str]:
+    """The solutions with the wrong answers of questions whose number has ``parity``; returns
+    the questions made wrong."""
+    import nbformat
+
+    nb = nbformat.read(lab_dir / "autograder" / f"{lab_dir.name}.ipynb", as_version=4)
+    wrong = set()
+    for question, index in _answer_cells(nb).items():
+        if int(question.lstrip("q")) % 2 == parity:
+            change = WRONG[lab_dir.name][question]
+            if isinstance(change, tuple):
+                old, new = change
+                assert old in nb.cells[index].source, f"{question}: {old!r} not in the solution"
+                nb.cells[index].source = nb.cells[index].source.replace(old, new)
+            else:
+                nb.cells[index].source = change
+            wrong.add(question)
+    nbformat.write(nb, target)
+    return wrong
+
+
+def _start_grader(cell_limit_s: str) -> None:
+    """Process-pool initializer: import otter once per worker (about 5 s each time)."""
+    os.environ["GPUPERF_CELL_TIME_LIMIT_S"] = cell_limit_s
+    import otter.run  # noqa: F401
+
+
+def otter_run(zip_path: Path, notebook: Path, out_dir: Path) -> dict[str, tuple[float, float]]:
+    """Grade one notebook like ``otter run --no-logo -a zip -o out notebook``; return question →
+    (score, possible). Runs otter's ``run`` in this process (a worker of :func:`graded`)."""
+    import contextlib
+    import io
+
+    from otter.run import main as otter_run_main
+
+    out_dir.mkdir(parents=True, exist_ok=True)
+    log = io.StringIO()
+    cwd = os.getcwd()
+    os.chdir(notebook.parent)
+    try:
+        with contextlib.redirect_stdout(log), contextlib.redirect_stderr(log):
+            otter_run_main(
+                str(notebook), autograder=str(zip_path), output_dir=str(out_dir), no_logo=True
+            )
+    except Exception as error:  # reported by the test that reads the results
+        log.write(f"\notter run raised {type(error).__name__}: {error}")
+    finally:
+        os.chdir(cwd)
+    results_file = out_dir / "results.json"
+    assert results_file.is_file(), f"otter run wrote no results:\n{log.getvalue()[-5000:]}"
+    results = json.loads(results_file.read_text())
+    # Gradescope's format: one entry per question plus a "Public Tests" summary
+    return {
+        test["name"]: (float(test["score"]), float(test["max_score"]))
+        for test in results["tests"]
+        if test.get("max_score") is not None
+    }
+
+
+@cache
+def graded() -> dict[tuple[str, str], tuple[dict[str, tuple[float, float]], set[str]]]:
+    """Grade every lab's solutions, untouched student notebook and two wrong notebooks, all at
+    once; (lab, kind) → (scores, questions answered wrongly).
+
+    The runs share a small pool of worker processes that each import otter once; every run
+    still executes its notebook in a fresh kernel, exactly as ``otter run`` does.
+    """
+    work = Path(tempfile.mkdtemp(prefix="gpuperf-labs-"))
+    jobs = {}
+    for lab_dir in lab_dirs():
+        lab = lab_dir.name
+        zip_path = lab_dir / "autograder" / f"{lab}-autograder.zip"
+        base = work / lab
+        base.mkdir()
+        # each notebook is graded from a folder of its own (otter writes logs next to it)
+        for kind in ("solution", "student", "wrong-odd", "wrong-even"):
+            (base / kind).mkdir()
+        shutil.copy(lab_dir / "autograder" / f"{lab}.ipynb", base / "solution" / f"{lab}.ipynb")
+        shutil.copy(lab_dir / "student" / f"{lab}.ipynb", base / "student" / f"{lab}.ipynb")
+        wrong_odd = wrong_notebook(lab_dir, 1, base / "wrong-odd" / f"{lab}.ipynb")
+        wrong_even = wrong_notebook(lab_dir, 0, base / "wrong-even" / f"{lab}.ipynb")
+        for kind, wrong in [
+            ("solution", set()),
+            ("student", None),
+            ("wrong-odd", wrong_odd),
+            ("wrong-even", wrong_even),
+        ]:
+            jobs[(lab, kind)] = (
+                zip_path,
+                base / kind / f"{lab}.ipynb",
+                base / kind / "out",
+                wrong,
+            )
+    # the kernels do the work; a worker mostly waits for its kernel, so two per core
+    workers = min(max(2, 2 * (os.cpu_count() or 1)), len(jobs) or 1)
+    with ProcessPoolExecutor(
+        max_workers=workers,
+        mp_context=multiprocessing.get_context("spawn"),
+        initializer=_start_grader,
+        initargs=(CELL_LIMIT_S,),
+    ) as pool:
+        futures = {key: pool.submit(otter_run, *job[:3]) for key, job in jobs.items()}
+        return {
+            key: (future.result(timeout=RUN_TIMEOUT_S), jobs[key][3])
+            for key, future in futures.items()
+        }
+
+
+needs_otter = pytest.mark.skipif(
+    shutil.which("otter") is None and not Path(sys.executable).with_name("otter").exists(),
+    reason="otter-grader is not installed",
+)
+
+
+@needs_otter
+@pytest.mark.parametrize("lab_dir", lab_dirs(), ids=lambda p: p.name)
+def test_solutions_score_full_marks(lab_dir: Path) -> None:
+    scores, _ = graded()[(lab_dir.name, "solution")]
+    assert scores, "no questions were graded"
+    lost = {q: s for q, s in scores.items() if s[0] != s[1]}
+    assert not lost, f"the solutions lose points: {lost}"
+
+
+@needs_otter
+@pytest.mark.parametrize("lab_dir", lab_dirs(), ids=lambda p: p.name)
+def test_untouched_student_notebook_scores_zero(lab_dir: Path) -> None:
+    scores, _ = graded()[(lab_dir.name, "student")]
+    solution, _ = graded()[(lab_dir.name, "solution")]
+    assert set(scores) == set(solution)
+    earned = {q: s for q, s in scores.items() if s[0] != 0}
+    assert not earned, f"an untouched student notebook earns points: {earned}"
+
+
+@needs_otter
+@pytest.mark.parametrize("parity", ["wrong-odd", "wrong-even"])
+@pytest.mark.parametrize("lab_dir", lab_dirs(), ids=lambda p: p.name)
+def test_wrong_answer_loses_exactly_its_points(lab_dir: Path, parity: str) -> None:
+    assert set(WRONG.get(lab_dir.name, {})) == set(graded()[(lab_dir.name, "solution")][0]), (
+        f"WRONG has no wrong answer for some questions of {lab_dir.name}"
+    )
+    scores, wrong = graded()[(lab_dir.name, parity)]
+    assert wrong, "no question was made wrong"
+    for question, (score, possible) in scores.items():
+        if question in wrong:
+            assert score == 0, f"{question}: the wrong answer still earns {score}/{possible}"
+        else:
+            assert score == possible, (
+                f"{question} lost points ({score}/{possible}) although only {sorted(wrong)} "
+                "were answered wrongly"
+            )
+
+
+if __name__ == "__main__":
+    if sys.argv[1:] != ["--assign"]:
+        sys.exit(
+            "usage: python tests/test_labs.py --assign   (regenerate student/ and autograder/)"
+        )
+    with ThreadPoolExecutor(max_workers=max(2, os.cpu_count() or 1)) as pool:
+        for lab_dir in pool.map(lambda lab_dir: regenerate(lab_dir) or lab_dir, lab_dirs()):
+            print(f"regenerated {lab_dir.relative_to(ROOT)}/student and /autograder")

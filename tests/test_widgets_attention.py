@@ -1,0 +1,158 @@
+"""Chapter 4 explorers: the online-softmax step-through and attention on the roofline."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+pytest.importorskip("ipywidgets")
+pytest.importorskip("matplotlib")
+
+from gpuperf import attention, chip
+from gpuperf.roofline import time_bounds
+from gpuperf.widgets import attention as wa
+
+
+@pytest.fixture(scope="module")
+def softmax_explorer():
+    return wa.online_softmax_explorer()
+
+
+@pytest.fixture(scope="module")
+def attention_explorer():
+    return wa.attention_explorer()
+
+
+def _estimate(view):
+    return np.array([segment[1][1] for segment in view.estimate.get_segments()])
+
+
+def test_nothing_read_shows_nothing(softmax_explorer):
+    status = softmax_explorer.step(block_size=4, step=0)
+    view = softmax_explorer.view
+    assert "m = −∞, ℓ = 0" in status
+    assert len(view.estimate.get_segments()) == 0
+    assert view.last["read"] == 0
+
+
+@pytest.mark.parametrize("block_size", wa.BLOCK_SIZES)
+def test_last_step_is_the_softmax(softmax_explorer, block_size):
+    torch = pytest.importorskip("torch")
+    explorer = softmax_explorer
+    explorer.step(block_size=block_size)
+    n_blocks = math.ceil(len(wa.EXAMPLE_ROW) / block_size)
+    assert explorer.controls["step"].max == n_blocks, "the slider must end at the last block"
+    status = explorer.step(step=n_blocks)
+    expected = torch.softmax(torch.tensor(wa.EXAMPLE_ROW, dtype=torch.float64), dim=0).numpy()
+    np.testing.assert_allclose(_estimate(explorer.view), expected, rtol=1e-12)
+    assert "now the softmax" in status
+    final = attention.online_softmax_steps(wa.EXAMPLE_ROW, block_size)[-1]
+    assert explorer.view.max_line.get_ydata()[0] == final.max_after == max(wa.EXAMPLE_ROW)
+    assert explorer.view.last["sum"] == pytest.approx(final.sum_after)
+
+
+def test_each_step_shows_the_running_max_and_rescale(softmax_explorer):
+    explorer = softmax_explorer
+    explorer.step(block_size=4)
+    steps = attention.online_softmax_steps(wa.EXAMPLE_ROW, 4)
+    for k, s in enumerate(steps, start=1):
+        status = explorer.step(step=k)
+        assert f"rescale factor {s.rescale:.4g}" in status
+        assert explorer.view.max_line.get_ydata()[0] == s.max_after
+        seen = np.array(wa.EXAMPLE_ROW[: s.stop])
+        np.testing.assert_allclose(
+            _estimate(explorer.view), np.exp(seen - s.max_after) / s.sum_after
+        )
+    grew = [s.max_after > s.max_before for s in steps[1:]]
+    assert any(grew), "the example row must make the max grow after the first block"
+
+
+def test_block_size_is_validated():
+    with pytest.raises(ValueError, match="block_size=3 must be one of"):
+        wa.online_softmax_explorer(block_size=3)
+    with pytest.raises(ValueError, match="row must be 1-D"):
+        wa.OnlineSoftmaxView([1.0])
+
+
+def test_attention_points_are_the_calculators(attention_explorer):
+    explorer = attention_explorer
+    status = explorer.step(seq_len=4096, head_dim=64, chip_name="A100-80GB", sram_kib=0,
+                           precision="fp16")  # fmt: skip
+    a100 = chip("A100-80GB")
+    sram = a100.shared_memory_per_block_bytes
+    view = explorer.view
+    standard = attention.hbm_traffic_standard(4096, 64, "fp16")
+    flash = attention.hbm_traffic_flash(4096, 64, sram, "fp16")
+    for point, op in ((view.standard_point, standard), (view.flash_point, flash)):
+        assert point.get_xdata()[0] == pytest.approx(op.intensity)
+        expected = time_bounds(op, a100, "fp16").attainable_flops_per_s
+        assert point.get_ydata()[0] == pytest.approx(expected)
+    blocks = attention.flash_block_sizes(sram, 64, "fp16")
+    assert f"B_c = {blocks.block_c}, B_r = {blocks.block_r}" in status
+    curve = dict(zip(view.flash_curve.get_xdata(), view.flash_curve.get_ydata(), strict=True))
+    assert curve[4096] == pytest.approx(flash.bytes)
+    assert view.n_marker.get_xdata()[0] == 4096
+    assert view.last["ratio"] == pytest.approx(standard.bytes / flash.bytes)
+
+
+def test_sram_choice_changes_the_blocks(attention_explorer):
+    explorer = attention_explorer
+    explorer.step(chip_name="H100-SXM", head_dim=128, precision="fp16", sram_kib=48)
+    assert explorer.view.last["blocks"].sram_bytes == 48 * 1024
+    explorer.step(sram_kib=0)
+    assert (
+        explorer.view.last["blocks"].sram_bytes == chip("H100-SXM").shared_memory_per_block_bytes
+    )
+
+
+def test_missing_precision_clears_the_roof(attention_explorer):
+    status = attention_explorer.step(chip_name="T4", precision="bf16")
+    assert "no bf16 math" in status
+    assert len(attention_explorer.view.flash_point.get_xdata()) == 0
+    assert attention_explorer.view.last["bounds"] is None
+    attention_explorer.step(precision="fp16")
+    assert len(attention_explorer.view.flash_point.get_xdata()) == 1
+
+
+def test_l2_point_moves_every_byte_once(attention_explorer):
+    attention_explorer.step(chip_name="H100-SXM", precision="fp16", seq_len=8192, head_dim=128,
+                            sram_kib=0)  # fmt: skip
+    ideal = attention_explorer.view.last["ideal"]
+    n, d = 8192, 128
+    assert ideal.bytes == pytest.approx(4 * n * d * 2 + n * 4)  # Q, K, V read, O and L written
+    assert attention_explorer.view.last["bounds"]["ideal"].bound == "compute"
+
+
+def test_steps_are_fast_enough(attention_explorer, softmax_explorer):
+    for explorer in (attention_explorer, softmax_explorer):
+        explorer.timings_ms.clear()
+    for n in wa.SEQ_LENS:
+        attention_explorer.step(seq_len=n)
+    for k in range(5):
+        softmax_explorer.step(block_size=4, step=k)
+    # The course budget is p50 ≤ 16 ms on an idle machine; CI machines are shared, so this
+    # guards only against a full redraw per step (~100+ ms).
+    for explorer in (attention_explorer, softmax_explorer):
+        assert np.percentile(explorer.timings_ms, 50) < 60
+
+
+def test_scrubbers_are_small_and_offline():
+    for scrub in (wa.online_softmax_scrubber(), wa.attention_scrubber(seq_lens=(1024, 8192))):
+        assert len(scrub.frames) <= 60
+        html = scrub.to_html()
+        assert "<script src" not in html and 'src="http' not in html, "must work offline"
+        assert 'alt="' in html
+    scrub = wa.online_softmax_scrubber()
+    assert len(scrub.frames) == 3 * 9
+
+
+def test_attention_traffic_figure():
+    from gpuperf import plots
+
+    fig = plots.attention_traffic(64, chip_name="A100-80GB", seq_lens=(256, 1024, 4096))
+    lines = fig.axes[0].get_lines()
+    assert len(lines) == 5
+    standard = lines[0].get_ydata()
+    assert standard[-1] == attention.hbm_traffic_standard(4096, 64, "fp16").bytes

@@ -1,0 +1,97 @@
+"""Chapter 5 explorer (transfer size → effective bandwidth) and the chapter 5 figures."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+pytest.importorskip("ipywidgets")
+pytest.importorskip("matplotlib")
+
+from gpuperf import measurements, memory
+from gpuperf.units import GB
+from gpuperf.widgets import memory as wm
+
+
+@pytest.fixture(scope="module")
+def explorer():
+    return wm.transfer_explorer()
+
+
+def test_presets_are_measured_pairs():
+    links = wm.presets()
+    assert len(links) == 4
+    for link in links:
+        assert link.latency.unit == "s" and link.bandwidth.unit == "B/s"
+        assert link.latency in measurements.MEASUREMENTS
+        assert link.bandwidth in measurements.MEASUREMENTS
+    pcie = links[0]
+    assert pcie.bandwidth_bytes_per_s == pytest.approx(14.2 * GB)
+    assert pcie.latency_s == pytest.approx(1.4e-6)
+
+
+def test_point_and_bars_are_the_calculators(explorer):
+    status = explorer.step(n_bytes=1e4, latency_us=1.4, bandwidth_gb_s=14.2)
+    view = explorer.view
+    expected = memory.effective_bandwidth(1e4, 14.2 * GB, 1.4e-6)
+    assert view.point.get_xdata()[0] == 1e4
+    assert view.point.get_ydata()[0] == pytest.approx(expected / GB)
+    time_s = memory.transfer_time(1e4, 14.2 * GB, 1.4e-6)
+    assert view.latency_bar.get_width() == pytest.approx(1.4e-6 / time_s)
+    assert view.bytes_bar.get_width() == pytest.approx(1 - 1.4e-6 / time_s)
+    half = memory.half_bandwidth_size(14.2 * GB, 1.4e-6)
+    assert view.half.get_xdata()[0] == pytest.approx(half)
+    assert "latency-bound" in status
+    assert "bandwidth-bound" in explorer.step(n_bytes=1e8)
+
+
+def test_curve_never_exceeds_the_peak(explorer):
+    explorer.step(latency_us=10, bandwidth_gb_s=100)
+    y = explorer.view.curve.get_ydata()
+    assert np.all(y < 100) and np.all(np.diff(y) > 0)
+
+
+def test_preset_sets_both_sliders(explorer):
+    links = wm.presets()
+    explorer.preset.value = 2
+    assert explorer.controls["latency_us"].value == pytest.approx(links[2].latency_s * 1e6)
+    assert explorer.controls["bandwidth_gb_s"].value == pytest.approx(
+        links[2].bandwidth_bytes_per_s / GB, rel=1e-3
+    )
+    explorer.preset.value = 0
+
+
+def test_bad_preset_is_rejected():
+    with pytest.raises(ValueError, match="preset=9 must be an index 0–3"):
+        wm.transfer_explorer(preset=9)
+
+
+def test_steps_are_fast_enough(explorer):
+    explorer.timings_ms.clear()
+    for exponent in np.arange(2, 10.01, 0.5):
+        explorer.step(n_bytes=10**exponent)
+    assert np.percentile(explorer.timings_ms, 50) < 60  # budget 16 ms idle; guards full redraws
+
+
+def test_scrubber():
+    scrub = wm.transfer_scrubber()
+    assert len(scrub.frames) == 4 * 9 <= 60
+    html = scrub.to_html()
+    assert "<script src" not in html and 'src="http' not in html, "must work offline"
+    assert "1 MB" in html  # the initial size is the seed's 1 MB threshold
+
+
+def test_ladder_and_link_figures():
+    from gpuperf import plots
+
+    levels = memory.bandwidth_ladder("H100-SXM")
+    hbm = levels[3].name
+    fig = plots.memory_ladder(levels, {hbm: [measurements.find("HBM copy, read + write")]})
+    assert fig.axes[0].get_xscale() == "log"
+    with pytest.raises(ValueError, match="are not levels"):
+        plots.memory_ladder(levels, {"DRAM": []})
+    rows = [("CPU → GPU", measurements.find("CPU → GPU copy"), 15.75 * GB)]
+    assert plots.link_bandwidths(rows).axes[0].get_xscale() == "log"
+    fig = plots.effective_bandwidth_curves({"PCIe": (14.2 * GB, 1.4e-6)}, latency_bound_below=1e6)
+    (curve, *_) = fig.axes[0].get_lines()
+    assert max(curve.get_ydata()) < 14.2 * GB
