@@ -194,4 +194,14 @@ def test_scrubbers_move_when_scrubbed(page, server, driver):
 
 
 #: Pages whose chapter has a live explorer, and so must also have its kernel-free twin.
-PAGES_WITH_EXPLORERS: set[str] = set()
+PAGES_WITH_EXPLORERS = {
+    "chapters/01_gpu_anatomy",
+    "chapters/02_roofline",
+    "chapters/03_1_low_precision",
+    "chapters/03_4_coalescing",
+    "chapters/03_6_tiling",
+    "chapters/03_7_wave_quantization",
+    "chapters/04_flashattention",
+    "chapters/04_flashattention_algorithm",
+    "chapters/05_memory_hierarchy",
+}
