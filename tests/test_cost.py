@@ -9,8 +9,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from gpuperf import cost
-from gpuperf.units import bytes_per_element
 from gpuperf.cost import OpCost
+from gpuperf.units import bytes_per_element
 
 BAD_SIZES = [0, -1, 2.5, math.nan, math.inf, True, "8", None]
 
@@ -137,7 +137,12 @@ def test_opcosts_add_and_repeat():
     a = OpCost(10, 20, 30, "a")
     b = OpCost(1, 2, 3, "b")
     total = a + b
-    assert (total.flops, total.bytes_read, total.bytes_written, total.name) == (11, 22, 33, "a + b")
+    assert (total.flops, total.bytes_read, total.bytes_written, total.name) == (
+        11,
+        22,
+        33,
+        "a + b",
+    )
     assert a.times(3).bytes == 150
     assert a.__add__(5) is NotImplemented
 

@@ -93,3 +93,15 @@ def test_table_lists_every_report(reports):
     text = gi.table(list(reports.values()))
     assert text.count("\n") == len(reports) + 1
     assert "wgmma" in text and "no (FMA)" in text
+
+
+def test_coalesced_copy_compiles_to_vector_loads_and_strided_copy_does_not():
+    # Chapter 3, coalescing: with unit stride (and sizes a multiple of 16, as the JIT
+    # specialises them) each thread moves 16 bytes per instruction; a runtime stride
+    # forces one scalar load per element.
+    coalesced = gi.compile_kernel("copy_coalesced", "sm_80", dtype="fp32")
+    strided = gi.compile_kernel("copy", "sm_80", dtype="fp32")
+    assert dict(coalesced.global_accesses).get("ld.global.v4.b32", 0) > 0
+    assert coalesced.load_vector_width == 4
+    assert strided.load_vector_width == 1
+    assert all(".v" not in name for name, _ in strided.global_accesses)

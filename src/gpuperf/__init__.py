@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import importlib
 
-from . import attention, cost, hardware, measurements, memory, roofline, tiling, units
+from . import attention, cost, divergence, hardware, measurements, memory, roofline, tiling, units
 from .cost import OpCost
 from .hardware import Chip, chip, chips
 from .units import PRECISIONS
@@ -36,6 +36,7 @@ __all__ = [
     "chip",
     "chips",
     "cost",
+    "divergence",
     "hardware",
     "measurements",
     "memory",

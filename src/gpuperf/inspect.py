@@ -25,6 +25,7 @@ import re
 import subprocess
 import sys
 import tempfile
+from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from functools import cache
@@ -49,6 +50,9 @@ class KernelSpec:
     num_warps: int = 4
     num_stages: int = 3
     fp32_pointers: tuple[str, ...] = ()  # pointers whose dtype is fixed (logsumexp, delta)
+    # Integer arguments the GPU JIT would see as multiples of 16 (it specialises on that), which
+    # lets the compiler vectorise masked loads; off by default to stay conservative.
+    divisible_by_16: tuple[str, ...] = ()
 
 
 _FA = {"IS_CAUSAL": False, "BLOCK_M": 64, "BLOCK_N": 64, "BLOCK_D": 64}
@@ -59,7 +63,15 @@ KERNELS: dict[str, KernelSpec] = {
     "relu": KernelSpec("elementwise", "_relu_kernel", {"BLOCK_SIZE": 1024}),
     "gelu": KernelSpec("elementwise", "_gelu_kernel", {"BLOCK_SIZE": 1024}),
     "sin2cos2_fused": KernelSpec("fusion", "_sin2cos2_kernel", {"BLOCK_SIZE": 1024}),
+    # Stride and offset as runtime values (the strided and misaligned copies), and fixed at 1 and
+    # 0 as Triton's JIT specialises them for copy_coalesced on a GPU (integer args equal to 1).
     "copy": KernelSpec("copy", "_copy_kernel", {"BLOCK_SIZE": 1024}),
+    "copy_coalesced": KernelSpec(
+        "copy",
+        "_copy_kernel",
+        {"BLOCK_SIZE": 1024, "stride": 1, "offset": 0},
+        divisible_by_16=("n_out",),
+    ),
     "transpose_naive": KernelSpec("transpose", "_transpose_naive_kernel", {"BLOCK_N": 1024}),
     "transpose_tiled": KernelSpec(
         "transpose", "_transpose_tiled_kernel", {"BLOCK_M": 64, "BLOCK_N": 64}
@@ -104,6 +116,11 @@ KERNELS: dict[str, KernelSpec] = {
 _FLOAT_SCALARS = ("scale",)
 _TC_PTX = re.compile(r"\b(wgmma\.mma_async[\w.]*|mma\.sync[\w.]*)")
 _TC_SASS = re.compile(r"\b(HGMMA|HMMA|IMMA|QGMMA)\b")
+# Global-memory instructions in PTX: ld.global.v4.b32 moves 4 × 32 bits per thread (vectorised).
+_GLOBAL_ACCESS = re.compile(r"\b((?:ld|st)\.global(?:\.[\w:]+)*)")
+_VECTOR = re.compile(r"\.v(\d)\b")
+#: Bumped when the raw compile record gains fields, so older cache entries are not reused.
+_CACHE_SCHEMA = 2
 
 
 @dataclass(frozen=True)
@@ -128,6 +145,7 @@ class CompileReport:
     active_warps_per_sm: int | None = None
     limited_by: str | None = None
     tensor_core_instructions: tuple[str, ...] = ()
+    global_accesses: tuple[tuple[str, int], ...] = ()
     explanation: str = ""
 
     @property
@@ -138,6 +156,16 @@ class CompileReport:
     def tensor_cores(self) -> bool:
         """True when the PTX or SASS holds tensor-core (mma / wgmma / HMMA) instructions."""
         return bool(self.tensor_core_instructions)
+
+    @property
+    def load_vector_width(self) -> int:
+        """Most elements one ``ld.global`` moves per thread (4 for ``ld.global.v4``), 0 if none."""
+        widths = [
+            int(m.group(1)) if (m := _VECTOR.search(name)) else 1
+            for name, _count in self.global_accesses
+            if name.startswith("ld.")
+        ]
+        return max(widths, default=0)
 
     def summary(self) -> str:
         if not self.compiled or not self.fits:
@@ -198,6 +226,7 @@ def _job(kernel: str, target: str, dtype: str, num_warps, num_stages, overrides)
         "num_stages": positive_int("num_stages", num_stages or spec.num_stages),
         "constexprs": {**spec.constexprs, **overrides},
         "fp32_pointers": list(spec.fp32_pointers),
+        "divisible_by_16": list(spec.divisible_by_16),
     }
 
 
@@ -263,12 +292,15 @@ def _report(job: dict, raw: dict) -> CompileReport:
         active_warps_per_sm=None if occ is None else occ.active_warps_per_sm,
         limited_by=None if occ is None else occ.limited_by,
         tensor_core_instructions=tuple(raw.get("tensor_cores", ())),
+        global_accesses=tuple((name, count) for name, count in raw.get("global_accesses", ())),
         explanation=explanation,
     )
 
 
 def _key(job: dict) -> str:
-    text = json.dumps([_triton_version(), _module_source_hash(job["module"]), job], sort_keys=True)
+    text = json.dumps(
+        [_CACHE_SCHEMA, _triton_version(), _module_source_hash(job["module"]), job], sort_keys=True
+    )
     return hashlib.sha256(text.encode()).hexdigest()[:32]
 
 
@@ -434,7 +466,7 @@ def _compile_one(job: dict) -> dict:
     attrs = {
         (i,): [["tt.divisibility", 16]]
         for i, name in enumerate(fn.arg_names)
-        if signature[name].startswith("*")
+        if signature[name].startswith("*") or name in job.get("divisible_by_16", ())
     }
     src = ASTSource(fn, signature, constexprs=dict(job["constexprs"]), attrs=attrs)
     options = {"num_warps": job["num_warps"], "num_stages": job["num_stages"]}
@@ -448,6 +480,7 @@ def _compile_one(job: dict) -> dict:
     asm = compiled.asm
     ptx = asm.get("ptx", "")
     found = sorted(set(_TC_PTX.findall(ptx)))
+    accesses = sorted(Counter(_GLOBAL_ACCESS.findall(ptx)).items())
     regs = local = None
     with tempfile.TemporaryDirectory() as tmp:
         cubin = Path(tmp) / "k.cubin"
@@ -469,6 +502,7 @@ def _compile_one(job: dict) -> dict:
         "registers": regs,
         "local": local,
         "tensor_cores": found,
+        "global_accesses": accesses,
     }
 
 

@@ -1,0 +1,58 @@
+"""The divergence model against a per-warp loop and the kernels' branch."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from gpuperf import divergence
+
+
+def _loop_count(paths, warp=32):
+    return [len(set(paths[i : i + warp])) for i in range(0, len(paths), warp)]
+
+
+@pytest.mark.parametrize("period", [1, 2, 3, 8, 16, 32, 64, 1024])
+def test_periodic_branch_matches_a_per_warp_loop(period):
+    n = 4096
+    paths = [(i // period) % 2 for i in range(n)]
+    result = divergence.periodic_branch(n, period)
+    assert list(result.paths_per_warp) == _loop_count(paths)
+
+
+def test_period_one_splits_every_warp_and_period_32_none():
+    split = divergence.periodic_branch(1 << 16, 1)
+    assert (split.mean_paths, split.diverged_fraction, split.simt_efficiency) == (2, 1, 0.5)
+    uniform = divergence.periodic_branch(1 << 16, 32)
+    assert (uniform.mean_paths, uniform.diverged_fraction, uniform.simt_efficiency) == (1, 0, 1)
+    # Period 48: warps straddle a boundary two times in three.
+    assert divergence.periodic_branch(96 * 32, 48).diverged_fraction == pytest.approx(1 / 3)
+
+
+def test_many_paths_in_one_warp():
+    result = divergence.warp_divergence(np.arange(64) % 4)  # a 4-way switch on the lane
+    assert list(result.paths_per_warp) == [4, 4]
+    assert result.simt_efficiency == 0.25
+
+
+def test_branch_cost_doubles_the_math_not_the_bytes():
+    uniform = divergence.branch_cost(1 << 20, iters=8, paths=1)
+    split = divergence.branch_cost(1 << 20, iters=8, paths=2)
+    assert split.flops == 2 * uniform.flops == 2 * 8 * (1 << 20)
+    assert split.bytes == uniform.bytes == 2 * 4 * (1 << 20)
+
+
+@pytest.mark.parametrize(
+    ("call", "message"),
+    [
+        (lambda: divergence.warp_divergence(np.zeros(33)), "multiple of warp_size=32"),
+        (lambda: divergence.warp_divergence([]), "non-empty"),
+        (lambda: divergence.periodic_branch(64, 0), "period=0"),
+        (lambda: divergence.periodic_branch(2.5, 1), "n_threads=2.5"),
+        (lambda: divergence.branch_cost(64, 8, 0.5), "paths=0.5"),
+        (lambda: divergence.branch_cost(64, 0, 1), "iters=0"),
+    ],
+)
+def test_bad_input(call, message):
+    with pytest.raises(ValueError, match=message):
+        call()
