@@ -11,7 +11,8 @@ import re
 from pathlib import Path
 
 import pytest
-import yaml
+
+from gpuperf.notebook import toc_files as toc_files_of
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -20,19 +21,7 @@ pytestmark = pytest.mark.book
 
 def toc_files() -> list[str]:
     """Every document in _toc.yml (root first), without extension."""
-    toc = yaml.safe_load((ROOT / "_toc.yml").read_text(encoding="utf-8"))
-    files = [toc["root"]]
-
-    def walk(entries):
-        for entry in entries or []:
-            if "file" in entry:
-                files.append(entry["file"])
-            walk(entry.get("sections"))
-
-    for part in toc.get("parts", []):
-        walk(part.get("chapters"))
-    walk(toc.get("chapters"))
-    return files
+    return toc_files_of(ROOT / "_toc.yml")
 
 
 def test_book_builds_without_warnings(built_book):

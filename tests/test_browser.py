@@ -17,7 +17,8 @@ import threading
 from pathlib import Path
 
 import pytest
-import yaml
+
+from gpuperf.notebook import toc_files as toc_files_of
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -40,18 +41,8 @@ FLAGS = [
 
 
 def toc_pages() -> list[str]:
-    toc = yaml.safe_load((ROOT / "_toc.yml").read_text(encoding="utf-8"))
-    files = [toc["root"]]
-
-    def walk(entries):
-        for entry in entries or []:
-            if "file" in entry:
-                files.append(entry["file"])
-            walk(entry.get("sections"))
-
-    for part in toc.get("parts", []):
-        walk(part.get("chapters"))
-    return files
+    """Every document in _toc.yml (root first), without extension."""
+    return toc_files_of(ROOT / "_toc.yml")
 
 
 class _QuietHandler(http.server.SimpleHTTPRequestHandler):

@@ -21,7 +21,13 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
-__all__ = ["colab_setup_source", "repository_url_from_config", "show_source", "table"]
+__all__ = [
+    "colab_setup_source",
+    "repository_url_from_config",
+    "show_source",
+    "table",
+    "toc_files",
+]
 
 _URL = re.compile(r"^https://[A-Za-z0-9.-]+(/[A-Za-z0-9._-]+)+$")
 
@@ -57,6 +63,25 @@ def repository_url_from_config(config_path: str | Path) -> str:
         return str(config["repository"]["url"])
     except (KeyError, TypeError):
         raise ValueError(f"{config_path} has no repository.url") from None
+
+
+def toc_files(toc_path: str | Path) -> list[str]:
+    """Every document of a Jupyter Book ``_toc.yml``, root first, without extensions."""
+    import yaml  # lazy: only the tests and the book tooling call this
+
+    toc = yaml.safe_load(Path(toc_path).read_text(encoding="utf-8"))
+    files = [toc["root"]]
+
+    def walk(entries: Any) -> None:
+        for entry in entries or []:
+            if "file" in entry:
+                files.append(entry["file"])
+            walk(entry.get("sections"))
+
+    for part in toc.get("parts", []):
+        walk(part.get("chapters"))
+    walk(toc.get("chapters"))
+    return files
 
 
 def show_source(obj: Any) -> Any:
