@@ -59,8 +59,6 @@ def output_text(output) -> str:
 
 def test_there_are_five_chapters():
     """Five chapter parts in the toc, in order; a chapter may add section notebooks."""
-    import yaml
-
     toc = yaml.safe_load((ROOT / "_toc.yml").read_text(encoding="utf-8"))
     first_files = [
         part["chapters"][0]["file"]
@@ -134,18 +132,7 @@ def test_no_placeholders(path):
 
 
 def toc_files() -> set[str]:
-    toc = yaml.safe_load((ROOT / "_toc.yml").read_text(encoding="utf-8"))
-    files = {toc["root"]}
-
-    def walk(entries):
-        for entry in entries or []:
-            if "file" in entry:
-                files.add(entry["file"])
-            walk(entry.get("sections"))
-
-    for part in toc.get("parts", []):
-        walk(part.get("chapters"))
-    return files
+    return set(nbhelpers.toc_files(ROOT / "_toc.yml"))
 
 
 def test_every_chapter_is_in_the_toc_and_every_toc_entry_exists():
