@@ -108,6 +108,7 @@ def test_saved_tensor_bytes_matches_the_model_for_an_mlp_stack():
     boundary = tokens * d * 4
     full = recompute.saved_tensor_bytes(plain, x, exclude=params)
     ckpt = recompute.saved_tensor_bytes(checkpointed, x, exclude=params)
+    assert len(full.shapes) == full.n_tensors and len(ckpt.shapes) == ckpt.n_tensors
     plan = recompute.checkpointing(n_layers, 9 * boundary, boundary, 0, every=1)
     assert full.n_bytes == plan.baseline_bytes
     assert ckpt.n_bytes == plan.stored_bytes

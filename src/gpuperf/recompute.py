@@ -202,6 +202,8 @@ class SavedTensors:
     n_bytes: int
     n_tensors: int
     output: Any
+    #: Shape of one tensor per distinct storage, largest storage first.
+    shapes: tuple[tuple[int, ...], ...] = ()
 
 
 def saved_tensor_bytes(
@@ -218,17 +220,20 @@ def saved_tensor_bytes(
 
     torch = require("torch", "pip install torch")
     excluded = {t.untyped_storage().data_ptr() for t in exclude}
-    storages: dict[int, int] = {}
+    storages: dict[int, tuple[int, tuple[int, ...]]] = {}
 
     def pack(tensor: Any) -> Any:
         storage = tensor.untyped_storage()
         if storage.data_ptr() not in excluded:
-            storages[storage.data_ptr()] = storage.nbytes()
+            storages[storage.data_ptr()] = (storage.nbytes(), tuple(tensor.shape))
         return tensor
 
     with torch.autograd.graph.saved_tensors_hooks(pack, lambda tensor: tensor):
         output = fn(*args)
-    return SavedTensors(sum(storages.values()), len(storages), output)
+    saved = sorted(storages.values(), reverse=True)
+    return SavedTensors(
+        sum(n for n, _ in saved), len(saved), output, tuple(shape for _, shape in saved)
+    )
 
 
 __all__ = [
