@@ -425,14 +425,9 @@ def attention_explorer(
             description="precision", style=style, layout=widgets.Layout(width="150px"),
         ),
     }  # fmt: skip
-    explorer = Explorer(
-        controls,
-        view.update,
-        LiveFigure(view.figure, view.animated),
-        title="Standard vs FlashAttention-2: HBM traffic and the roofline",
+    return Explorer.for_view(
+        view, controls, title="Standard vs FlashAttention-2: HBM traffic and the roofline"
     )
-    explorer.view = view
-    return explorer
 
 
 def attention_scrubber(

@@ -131,6 +131,16 @@ class Explorer:
             control.observe(self._on_change, names="value")
         self._on_change()
 
+    @classmethod
+    def for_view(cls, view: Any, controls: Mapping[str, Any], *, title: str = "") -> Explorer:
+        """The explorer of a view object with ``figure``, ``animated`` artists and ``update``.
+
+        The view is kept as :attr:`view`, so tests can read the plotted artists.
+        """
+        explorer = cls(controls, view.update, LiveFigure(view.figure, view.animated), title=title)
+        explorer.view = view
+        return explorer
+
     def values(self) -> dict[str, Any]:
         return {name: control.value for name, control in self.controls.items()}
 

@@ -79,7 +79,7 @@ def _blit_frames(view: Any) -> None:
     Frames are quantised to 128 colours, which keeps the page light.
     """
     pil = require("PIL.Image", "pip install pillow")
-    live = LiveFigure(view.figure, view.artists)
+    live = LiveFigure(view.figure, view.animated)
 
     def savefig(target: Any, format: str = "png", **_options: Any) -> None:
         if format != "png":
@@ -125,7 +125,7 @@ class HardwareView:
         self.ridge = None
 
     @property
-    def artists(self) -> list[Any]:
+    def animated(self) -> list[Any]:
         return [*self.roofline.artists, *self.peaks.artists]
 
     def update(self, chip_name: str, precision: str) -> str:
@@ -165,7 +165,7 @@ def hardware_explorer(chip_name: str = "H100-SXM", precision: str = "bf16") -> E
     explorer = Explorer(
         controls,
         lambda **values: _status(view.update(**values)),
-        LiveFigure(view.figure, view.artists),
+        LiveFigure(view.figure, view.animated),
         title="Hardware explorer",
     )
     explorer.view = view
@@ -248,7 +248,7 @@ class MFUView:
         self.mfu = None
 
     @property
-    def artists(self) -> list[Any]:
+    def animated(self) -> list[Any]:
         # The short percentage label stays even in the live widget (a few glyphs are cheap).
         return [self.bar, self.label, self.title] if self.annotate else [self.bar, self.label]
 
@@ -310,7 +310,7 @@ def mfu_calculator(
     explorer = Explorer(
         controls,
         lambda **values: _status(view.update(**values)),
-        LiveFigure(view.figure, view.artists),
+        LiveFigure(view.figure, view.animated),
         title="MFU calculator",
     )
     explorer.view = view
@@ -397,7 +397,7 @@ class RooflineView:
         self.bounds = None
 
     @property
-    def artists(self) -> list[Any]:
+    def animated(self) -> list[Any]:
         return [*self.roofline.artists, *self.bars.artists]
 
     def update(self, chip_name: str, precision: str, op: str, tokens: int, width: int) -> str:
@@ -461,7 +461,7 @@ def roofline_explorer(
     explorer = Explorer(
         controls,
         lambda **values: _status(view.update(**values)),
-        LiveFigure(view.figure, view.artists),
+        LiveFigure(view.figure, view.animated),
         title="Roofline explorer",
     )
     explorer.widget.children = (

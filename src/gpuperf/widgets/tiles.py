@@ -29,7 +29,7 @@ from ..runtime import require
 from ..scrub import Scrubber, control
 from ..units import format_flops
 from . import tile_reports
-from .live import Explorer, LiveFigure, new_figure
+from .live import Explorer, new_figure
 from .tricks import CHIPS
 
 __all__ = [
@@ -142,14 +142,9 @@ def tiling_explorer(
             options=[(c, c) for c in CHIPS], value=chip_name, description="chip"
         ),
     }
-    explorer = Explorer(
-        controls,
-        view.update,
-        LiveFigure(view.figure, view.animated),
-        title="Tiling: bigger tiles, more reuse, more shared memory",
+    return Explorer.for_view(
+        view, controls, title="Tiling: bigger tiles, more reuse, more shared memory"
     )
-    explorer.view = view
-    return explorer
 
 
 def tiling_scrubber() -> Scrubber:
@@ -238,14 +233,9 @@ def wave_explorer(
             options=[(c, c) for c in CHIPS], value=chip_name, description="chip"
         ),
     }
-    explorer = Explorer(
-        controls,
-        view.update,
-        LiveFigure(view.figure, view.animated),
-        title="Wave quantization: one more row can cost a whole wave",
+    return Explorer.for_view(
+        view, controls, title="Wave quantization: one more row can cost a whole wave"
     )
-    explorer.view = view
-    return explorer
 
 
 #: Sizes offered by the scrubber: around the 2048/2049 step and a few others.

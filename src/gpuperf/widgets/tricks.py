@@ -24,7 +24,7 @@ from ..roofline import attainable_flops, time_bounds
 from ..runtime import require
 from ..scrub import Scrubber, control
 from ..units import format_bytes, format_flops, format_seconds
-from .live import Explorer, LiveFigure, new_figure
+from .live import Explorer, new_figure
 
 __all__ = [
     "CHIPS",
@@ -148,14 +148,9 @@ def precision_explorer(
         ),
         "op": widgets.Dropdown(options=list(OPERATIONS), value=op, description="operation"),
     }
-    explorer = Explorer(
-        controls,
-        view.update,
-        LiveFigure(view.figure, view.animated),
-        title="Low precision: the point and the roof both move",
+    return Explorer.for_view(
+        view, controls, title="Low precision: the point and the roof both move"
     )
-    explorer.view = view
-    return explorer
 
 
 def precision_scrubber() -> Scrubber:
@@ -233,14 +228,9 @@ def coalescing_explorer(stride: int = 1, offset: int = 0, element_bytes: int = 4
             description="element",
         ),
     }
-    explorer = Explorer(
-        controls,
-        view.update,
-        LiveFigure(view.figure, view.animated),
-        title="Coalescing: which bytes does one warp's load move?",
+    return Explorer.for_view(
+        view, controls, title="Coalescing: which bytes does one warp's load move?"
     )
-    explorer.view = view
-    return explorer
 
 
 def coalescing_scrubber() -> Scrubber:
