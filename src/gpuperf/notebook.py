@@ -23,6 +23,7 @@ from typing import Any
 
 __all__ = [
     "colab_setup_source",
+    "glue",
     "repository_url_from_config",
     "show_source",
     "table",
@@ -87,11 +88,14 @@ def toc_files(toc_path: str | Path) -> list[str]:
 def show_source(obj: Any) -> Any:
     """Display the source of a gpuperf function, class or module as highlighted code.
 
-    Returns an ``IPython.display.Code`` object, so the last line of a cell renders it in Jupyter,
-    in the built book and in Colab alike.
+    Returns an ``IPython.display.Markdown`` object holding a fenced ``python`` block, so the last
+    line of a cell renders it in Jupyter, in the built book and in Colab alike. Markdown, not
+    ``IPython.display.Code``: ``Code`` stores Pygments' HTML in the notebook, whose bytes change
+    between Pygments releases (2.20 and 2.21 escape quotes differently), so a committed output
+    would fail nbval on a fresh machine. The reader's renderer highlights the fenced block.
     """
     try:
-        from IPython.display import Code
+        from IPython.display import Markdown
     except ImportError as error:  # pragma: no cover - IPython ships with every notebook kernel
         raise ImportError("show_source needs IPython: pip install ipykernel") from error
     try:
@@ -101,7 +105,12 @@ def show_source(obj: Any) -> Any:
             f"cannot show the source of {obj!r}: pass a function, class or module "
             "defined in a .py file"
         ) from error
-    return Code(source, language="python")
+    fence = "`" * max(3, _longest_backtick_run(source) + 1)
+    return Markdown(f"{fence}python\n{source.rstrip()}\n{fence}")
+
+
+def _longest_backtick_run(text: str) -> int:
+    return max((len(run) for run in re.findall(r"`+", text)), default=0)
 
 
 def table(headers: Sequence[str], rows: Iterable[Sequence[object]]) -> Any:
@@ -118,3 +127,29 @@ def table(headers: Sequence[str], rows: Iterable[Sequence[object]]) -> Any:
             raise ValueError(f"row {cells!r} has {len(cells)} cells; expected {len(headers)}")
         lines.append("| " + " | ".join(cells) + " |")
     return Markdown("\n".join(lines))
+
+
+#: MIME-type prefix myst-nb gives glued outputs that are not displayed in place.
+_GLUE_PREFIX = "application/papermill.record/"
+
+
+def glue(name: str, value: Any, *, display: bool = False) -> Any:
+    """Glue a computed value into the book's prose: ``{glue:text}`name``` in a Markdown cell.
+
+    Emits the same output as ``myst_nb.glue`` (a display with ``scrapbook`` metadata), without
+    importing myst-nb, so the cell also runs in Colab, where myst-nb is not installed. The
+    Markdown cell there shows the role's text; the book shows the value, so prose and cell output
+    cannot disagree. Returns ``value``, so ``x = glue("x", compute())`` reads naturally.
+    """
+    if not isinstance(name, str) or not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_-]*", name):
+        raise ValueError(
+            f"glue name {name!r} must be an identifier-like string (letters, digits, _ -)"
+        )
+    from IPython.core.formatters import format_display_data
+    from IPython.display import display as ipy_display
+
+    mimebundle, metadata = format_display_data(value)
+    prefix = "" if display else _GLUE_PREFIX
+    metadata["scrapbook"] = {"name": name, "mime_prefix": prefix}
+    ipy_display({prefix + k: v for k, v in mimebundle.items()}, raw=True, metadata=metadata)
+    return value

@@ -57,8 +57,22 @@ def configure_triton() -> bool:
 
 
 def default_device() -> str:
-    """``"cuda"`` on a GPU machine, else ``"cpu"`` (where kernels run interpreted)."""
-    return "cuda" if has_cuda_gpu() else "cpu"
+    """The course's one device: where every tensor a kernel consumes is created.
+
+    ``"cuda"`` when a CUDA GPU is present and kernels compile, else ``"cpu"`` (kernels run in
+    Triton's interpreter). Notebooks, labs and tests create their tensors with
+    ``device=DEVICE`` (``from gpuperf.runtime import DEVICE``), never on the CPU by default.
+    """
+    return "cuda" if (has_cuda_gpu() and not interpreting()) else "cpu"
+
+
+def __getattr__(name: str) -> str:
+    # ``DEVICE`` is computed on first access, not at import: ``import gpuperf`` must not import
+    # torch, and the answer depends on TRITON_INTERPRET, which configure_triton() may still set.
+    if name == "DEVICE":
+        configure_triton()
+        return default_device()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def triton_imported() -> bool:

@@ -11,7 +11,7 @@ from collections.abc import Iterable
 import torch
 
 from .._validate import positive_int, power_of_two
-from ..runtime import default_device, has_cuda_gpu, interpreting
+from ..runtime import default_device, interpreting
 
 FLOAT_DTYPES = (torch.float32, torch.float16, torch.bfloat16)
 _NAMES = {torch.float32: "fp32", torch.float16: "fp16", torch.bfloat16: "bf16"}
@@ -23,8 +23,8 @@ def precision_of(dtype: torch.dtype) -> str:
 
 
 def expected_device() -> str:
-    """Where kernel inputs must live: ``cuda`` on a GPU, ``cpu`` under the interpreter."""
-    return "cuda" if (has_cuda_gpu() and not interpreting()) else "cpu"
+    """Where kernel inputs must live: the course's one device (``runtime.default_device``)."""
+    return default_device()
 
 
 def check_tensor(
