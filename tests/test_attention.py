@@ -315,7 +315,9 @@ def test_other_bad_inputs():
     for bad in (0, 3, True, "2", 2.5):
         with pytest.raises(ValueError, match=r"version=.* must be 1 or 2"):
             attention.hbm_traffic_flash(1024, 64, SRAM_100K, version=bad)
-    with pytest.raises(ValueError, match="implementation='paged' must be 'standard' or 'flash'"):
+    with pytest.raises(
+        ValueError, match="implementation='paged' is not one of: 'standard', 'flash'"
+    ):
         attention.attention_memory_bytes(1024, 64, implementation="paged")
     with pytest.raises(ValueError, match=r"sram_elements=32 must be ≥ head_dim=64"):
         attention.io_complexity_flash(1024, 64, 32)

@@ -58,3 +58,64 @@ def test_colab_launch_button_points_at_the_notebook(built_book):
         "chapters/01_gpu_anatomy.ipynb"
     )
     assert expected in page
+
+
+# ------------------------------------------------------------------ front page, downloads, weight
+
+
+def test_front_page_links_every_chapter_and_the_downloads(built_book):
+    page = (built_book.html / "intro.html").read_text(encoding="utf-8")
+    for doc in toc_files()[1:]:
+        if doc.startswith("chapters/") or doc == "labs/index":
+            assert f'href="{doc}.html' in page, f"the front page does not link {doc}"
+    assert 'href="downloads/gpuperf-notebooks.zip"' in page
+    assert 'href="downloads/gpuperf-book.pdf"' in page
+    # a figure (an image with its caption; not a numbered figure, which would renumber the book)
+    assert re.search(r'<img[^>]*roofline\.png[^>]*alt="FP16 tensor-core rooflines', page) or (
+        re.search(r'<img[^>]*alt="FP16 tensor-core rooflines[^>]*roofline\.png', page)
+    )
+
+
+def test_notebooks_download_has_every_notebook_without_outputs(built_book):
+    import zipfile
+
+    import nbformat
+
+    path = built_book.html / "downloads" / "gpuperf-notebooks.zip"
+    assert path.is_file(), "the build wrote no downloads/gpuperf-notebooks.zip"
+    with zipfile.ZipFile(path) as archive:
+        names = set(archive.namelist())
+        expected = {
+            f"gpuperf-notebooks/{doc}.ipynb"
+            for doc in toc_files()
+            if (ROOT / f"{doc}.ipynb").is_file()
+        }
+        assert expected and expected <= names, sorted(expected - names)
+        assert "gpuperf-notebooks/labs/lab1_rooflines/student/tests/q1.py" in names
+        for name in sorted(expected):
+            nb = nbformat.reads(archive.read(name).decode("utf-8"), as_version=4)
+            code = [c for c in nb.cells if c.cell_type == "code"]
+            assert code, name
+            assert all(c.outputs == [] and c.execution_count is None for c in code), name
+
+
+def test_book_pdf_is_printed_when_chromium_is_there(built_book, chrome_paths):
+    pdf = built_book.html / "downloads" / "gpuperf-book.pdf"
+    assert pdf.is_file(), "Chromium is installed but the build printed no PDF"
+    data = pdf.read_bytes()
+    assert data.startswith(b"%PDF") and len(data) > 200_000
+    assert data.count(b"/Type /Page") > 50 or data.count(b"/Type/Page") > 50
+
+
+def test_pages_carry_no_icon_script_and_no_inline_frames(built_book):
+    heavy = []
+    for path in built_book.html.rglob("*.html"):
+        if path.relative_to(built_book.html).parts[0] == "_static":
+            continue  # the theme's template fragments, not pages
+        text = path.read_text(encoding="utf-8", errors="replace")
+        if "scripts/fontawesome.js" in text or re.search(r"<img[^>]*src=\"data:", text):
+            heavy.append(path.relative_to(built_book.html).as_posix())
+    assert not heavy, f"pages that still embed the icon script or base64 images: {heavy}"
+    intro = (built_book.html / "intro.html").read_text(encoding="utf-8")
+    assert "tex-chtml.js" not in intro, "MathJax on the front page, which has no formula"
+    assert (built_book.html / "_static" / "gpuperf-icons.css").is_file()

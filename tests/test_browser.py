@@ -84,13 +84,22 @@ def driver(chrome_paths):
             browser.quit()
 
 
-def _wait_until_settled(browser) -> None:
+def _wait_until_settled(browser, *, load_lazy_images: bool = True) -> None:
+    """Wait for the page, its images and MathJax. Images marked ``loading="lazy"`` are loaded
+    at once unless ``load_lazy_images`` is False (a first view loads only those on screen)."""
     from selenium.webdriver.support.ui import WebDriverWait
 
+    if load_lazy_images:
+        WebDriverWait(browser, 30).until(
+            lambda b: b.execute_script("return document.readyState !== 'loading'")
+        )
+        browser.execute_script(
+            "document.querySelectorAll('img[loading=lazy]').forEach(i => i.loading = 'eager')"
+        )
     WebDriverWait(browser, 30).until(
         lambda b: b.execute_script(
-            "return document.readyState === 'complete' && "
-            "Array.from(document.images).every(i => i.complete)"
+            "return document.readyState === 'complete' && Array.from(document.images)"
+            ".every(i => i.complete || i.loading === 'lazy')"
         )
     )
     # MathJax typesets asynchronously; wait for it where the page has math.
@@ -119,6 +128,7 @@ def test_page_renders_offline(page, server, driver, built_book):
     driver.get_log("browser")  # drop entries from earlier pages
     driver.get(f"{server}/{page}.html")
     _wait_until_settled(driver)
+    _screenshot(driver, page, "1280")
 
     heading = driver.execute_script(
         "const h = document.querySelector('article h1, main h1'); "
@@ -196,3 +206,172 @@ PAGES_WITH_EXPLORERS = {
     "chapters/04_flashattention_algorithm",
     "chapters/05_memory_hierarchy",
 }
+
+
+# ------------------------------------------------------------------------------ phones
+#: A phone's viewport (CSS pixels), as the issue measured it.
+PHONE = {"width": 390, "height": 844, "deviceScaleFactor": 3, "mobile": True}
+#: A chapter page's first view, gzipped (HTML + its JS, CSS, fonts and images), at most.
+PAGE_BUDGET_BYTES = 600_000
+
+
+def _screenshot(browser, page: str, width: str) -> None:
+    """Save a screenshot when GPUPERF_SCREENSHOTS names a folder (for a human to look at)."""
+    import os
+
+    folder = os.environ.get("GPUPERF_SCREENSHOTS")
+    if folder:
+        Path(folder).mkdir(parents=True, exist_ok=True)
+        browser.save_screenshot(str(Path(folder) / f"{page.replace('/', '_')}-{width}.png"))
+
+
+@pytest.fixture(scope="module")
+def phone(chrome_paths):
+    """Chromium emulating a 390 × 844 phone (touch, mobile viewport)."""
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+
+    chromium, chromedriver = chrome_paths
+    with tempfile.TemporaryDirectory(prefix="gpuperf-phone-") as profile:
+        options = webdriver.ChromeOptions()
+        options.binary_location = str(chromium)
+        for flag in FLAGS:
+            options.add_argument(flag)
+        options.add_argument(f"--user-data-dir={profile}")
+        browser = webdriver.Chrome(service=Service(str(chromedriver)), options=options)
+        browser.set_page_load_timeout(60)
+        browser.execute_cdp_cmd("Emulation.setDeviceMetricsOverride", PHONE)
+        browser.execute_cdp_cmd("Emulation.setTouchEmulationEnabled", {"enabled": True})
+        try:
+            yield browser
+        finally:
+            browser.quit()
+
+
+#: The sidebar toggle the reader can see (themes have shipped a second, hidden one).
+VISIBLE_TOGGLE_JS = """
+return Array.from(document.querySelectorAll('.primary-toggle')).filter(b => {
+  const r = b.getBoundingClientRect(); const s = getComputedStyle(b);
+  return r.width > 0 && r.height > 0 && s.visibility !== 'hidden' && s.display !== 'none';
+});
+"""
+#: Is the table of contents' link to chapter 1 on screen?
+TOC_SHOWN_JS = """
+const link = Array.from(document.querySelectorAll('.bd-sidebar-primary a, dialog a'))
+  .find(a => (a.getAttribute('href') || '').endsWith('01_gpu_anatomy.html'));
+if (!link) { return false; }
+const r = link.getBoundingClientRect(); const s = getComputedStyle(link);
+return r.width > 0 && r.height > 0 && r.left >= 0 && r.right <= window.innerWidth + 1
+  && s.visibility !== 'hidden' && link.checkVisibility();
+"""
+
+
+def _tap_toggle(browser) -> None:
+    from selenium.webdriver.common.action_chains import ActionChains
+
+    toggles = browser.execute_script(VISIBLE_TOGGLE_JS)
+    assert len(toggles) == 1, f"expected one visible sidebar button, found {len(toggles)}"
+    ActionChains(browser).move_to_element(toggles[0]).click().perform()
+
+
+def test_table_of_contents_opens_on_a_phone(server, phone):
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    page = "chapters/02_roofline"
+    phone.get(f"{server}/{page}.html")
+    _wait_until_settled(phone)
+    assert not phone.execute_script(TOC_SHOWN_JS), "the sidebar is open before the tap"
+    _tap_toggle(phone)
+    WebDriverWait(phone, 5).until(lambda b: b.execute_script(TOC_SHOWN_JS))
+    _screenshot(phone, page, "390-drawer")
+
+
+def test_sidebar_collapses_on_a_desktop(server, driver):
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    driver.get(f"{server}/chapters/02_roofline.html")
+    _wait_until_settled(driver)
+    assert driver.execute_script(TOC_SHOWN_JS), "the desktop sidebar is not shown"
+    _tap_toggle(driver)
+    WebDriverWait(driver, 5).until(lambda b: not b.execute_script(TOC_SHOWN_JS))
+    _tap_toggle(driver)  # and back, for the tests that follow
+    WebDriverWait(driver, 5).until(lambda b: b.execute_script(TOC_SHOWN_JS))
+
+
+WIDE_JS = """
+const W = arguments[0]; const wide = [];
+for (const el of document.querySelectorAll('main *')) {
+  const r = el.getBoundingClientRect();
+  if (r.right <= W + 1 || r.width === 0) { continue; }
+  let p = el.parentElement, inside = false;
+  while (p && p !== document.body) {
+    const s = getComputedStyle(p);
+    if (['auto', 'scroll', 'hidden', 'clip'].includes(s.overflowX)
+        && p.getBoundingClientRect().right <= W + 1) { inside = true; break; }
+    p = p.parentElement;
+  }
+  if (!inside) {
+    wide.push(`${el.tagName}.${String(el.className).slice(0, 40)} to ${Math.round(r.right)} px: `
+              + (el.textContent || '').trim().slice(0, 50));
+  }
+}
+return wide.slice(0, 5);
+"""
+
+
+@pytest.mark.parametrize("page", toc_pages())
+def test_no_page_scrolls_sideways_on_a_phone(page, server, phone):
+    phone.get(f"{server}/{page}.html")
+    _wait_until_settled(phone)
+    _screenshot(phone, page, "390")
+    width = phone.execute_script("return document.documentElement.scrollWidth")
+    if width > PHONE["width"]:
+        wide = phone.execute_script(WIDE_JS, PHONE["width"])
+        pytest.fail(f"{page} is {width} px wide at {PHONE['width']} px: {wide}", pytrace=False)
+
+
+FIRST_VIEW_JS = """
+return [location.href].concat(performance.getEntriesByType('resource').map(e => e.name));
+"""
+
+
+def first_view_bytes(browser, server: str, html: Path, page: str) -> dict[str, int]:
+    """Gzipped bytes (level 6, as a web server sends them) of every file a first view of
+    ``page`` fetched from the book: the HTML and its JS, CSS, fonts and images."""
+    import gzip
+    from urllib.parse import unquote, urlsplit
+
+    browser.execute_cdp_cmd("Network.enable", {})
+    browser.execute_cdp_cmd("Network.setCacheDisabled", {"cacheDisabled": True})
+    browser.get(f"{server}/{page}.html")
+    _wait_until_settled(browser, load_lazy_images=False)
+    sizes = {}
+    for url in dict.fromkeys(browser.execute_script(FIRST_VIEW_JS)):
+        if not url.startswith(server):
+            continue
+        path = html / unquote(urlsplit(url).path).lstrip("/")
+        if path.is_file():
+            sizes[path.relative_to(html).as_posix()] = len(gzip.compress(path.read_bytes(), 6))
+    browser.execute_cdp_cmd("Network.setCacheDisabled", {"cacheDisabled": False})
+    return sizes
+
+
+@pytest.mark.parametrize("page", [p for p in toc_pages() if p.startswith("chapters/")])
+def test_chapter_page_weight_on_first_view(page, server, phone, built_book):
+    sizes = first_view_bytes(phone, server, built_book.html, page)
+    total = sum(sizes.values())
+    print(f"\npage weight {page}: {total / 1000:.0f} kB gzipped, {len(sizes)} files")
+    heaviest = sorted(sizes.items(), key=lambda item: -item[1])[:5]
+    assert f"{page}.html" in sizes, sorted(sizes)
+    assert total <= PAGE_BUDGET_BYTES, (
+        f"{page}: {total / 1000:.0f} kB gzipped on first view > {PAGE_BUDGET_BYTES / 1000:.0f} "
+        f"kB; heaviest: {[(name, round(size / 1000)) for name, size in heaviest]}"
+    )
+
+
+def test_mathjax_loads_only_on_pages_with_maths(server, phone, built_book):
+    """The front page has no formula: no MathJax; chapter 2 has formulas: MathJax typesets."""
+    intro = first_view_bytes(phone, server, built_book.html, "intro")
+    assert not [name for name in intro if "mathjax" in name], sorted(intro)
+    roofline = first_view_bytes(phone, server, built_book.html, "chapters/02_roofline")
+    assert [name for name in roofline if "mathjax" in name], sorted(roofline)

@@ -225,3 +225,34 @@ def test_matmul_intensity_grows_with_batch(b, extra, d, f, precision):
 def test_elementwise_intensity_only_depends_on_precision(n, precision):
     op = cost.elementwise(n, precision)
     assert op.intensity == pytest.approx(1 / (2 * bytes_per_element(precision)))
+
+
+@pytest.mark.parametrize(
+    ("call", "flag"),
+    [
+        (lambda v: cost.attention(1, 2, 64, 16, causal=v), "causal"),
+        (lambda v: cost.attention_flops(1, 2, 64, 16, causal=v), "causal"),
+        (lambda v: cost.softmax(4, 8, fused=v), "fused"),
+        (lambda v: cost.layernorm(4, 8, affine=v), "affine"),
+        (lambda v: cost.batched_matmul(2, 4, 4, 4, shared_b=v), "shared_b"),
+    ],
+)
+def test_flags_reject_truthy_strings(call, flag):
+    for bad in ("no", None, 1, 0):
+        with pytest.raises(TypeError, match=f"{flag}=.* must be True or False"):
+            call(bad)
+
+
+def test_operand_precisions_are_checked_not_defaulted():
+    for name in ("a_precision", "b_precision", "out_precision"):
+        with pytest.raises(ValueError, match=f"{name}='' is not a known precision"):
+            cost.matmul(4, 4, 4, **{name: ""})
+
+
+def test_overflowing_sizes_and_zero_peaks_are_clear_errors():
+    with pytest.raises(
+        ValueError, match=r"n=1000.* must be an integer ≥ 1 and ≤ 9007199254740992"
+    ):
+        cost.elementwise(10**400)
+    with pytest.raises(ValueError, match="peak_flops_per_s=0 must be a finite number > 0"):
+        cost.MFU(1e14, 0)

@@ -56,3 +56,22 @@ def test_branch_cost_doubles_the_math_not_the_bytes():
 def test_bad_input(call, message):
     with pytest.raises(ValueError, match=message):
         call()
+
+
+def test_periodic_branch_is_bounded_and_matches_the_per_thread_count():
+    for n, period in ((4096, 1), (4096, 24), (4096, 64), (1024, 1000)):
+        fast = divergence.periodic_branch(n, period).paths_per_warp
+        slow = divergence.warp_divergence((np.arange(n) // period) % 2).paths_per_warp
+        assert fast.tolist() == slow.tolist()
+    with pytest.raises(
+        ValueError, match=r"n_threads=10000000000 must be an integer ≥ 1 and ≤ 67108864"
+    ):
+        divergence.periodic_branch(10**10, 1)
+    with pytest.raises(ValueError, match="n_threads=33 must be a multiple of warp_size=32"):
+        divergence.periodic_branch(33, 1)
+
+
+def test_branch_cost_paths_must_be_a_number_in_range():
+    for bad in (True, "2", float("nan"), 0.5, 33):
+        with pytest.raises(ValueError, match="paths="):
+            divergence.branch_cost(1024, 4, bad)

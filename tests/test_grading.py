@@ -29,8 +29,12 @@ def test_check_error_is_an_assertion_error():
 
 
 def test_answered_rejects_the_placeholder_and_none():
-    with pytest.raises(CheckError, match=r"`x` is still `\.\.\.`"):
+    with pytest.raises(CheckError, match=r"`x` is not answered yet"):
         answered("x", ...)
+    with pytest.raises(CheckError, match="not answered yet"):
+        answered("d", {"fp32": 0.25, "fp16": ...})
+    with pytest.raises(CheckError, match="not answered yet"):
+        answered("t", (1, ...))
     with pytest.raises(CheckError, match="forget to `return`"):
         answered("x", None)
     assert answered("x", 0) == 0
@@ -47,9 +51,46 @@ def test_check_close_names_the_quantity_the_ratio_and_the_hint():
         check_close("add_intensity", 0.125, 1 / 12, unit="FLOP/B", hints={1.5: "count z"})
     message = str(info.value)
     assert "`add_intensity` = 0.125 FLOP/B" in message
-    assert "expected 0.08333 FLOP/B" in message
-    assert "1.5× the reference" in message
+    assert "expected about 0.083 FLOP/B" in message
+    assert "0.0833" not in message  # the reference never to more than 2 significant figures
+    assert "about 1.5× the reference" in message
     assert message.endswith("count z.")
+
+
+@pytest.mark.parametrize("value", [1.0, 1.23456, 7.5e-7, 3.3333e9])
+def test_check_close_never_prints_the_reference_beyond_two_figures(value):
+    expected = 1.2345678 * value
+    for answer in (value, 2 * expected, expected * 1.01, -expected):
+        with pytest.raises(CheckError) as info:
+            check_close("x", answer, expected)
+        message = str(info.value)
+        assert f"{expected:.3g}" not in message.replace(f"{answer:.4g}", "<answer>")
+    with pytest.raises(CheckError, match="a little too large"):
+        check_close("x", 1.01 * expected, expected)
+    with pytest.raises(CheckError, match="opposite sign"):
+        check_close("x", -expected, expected)
+
+
+def test_messages_do_not_run_the_students_repr():
+    class Sneaky:
+        def __repr__(self):
+            raise AssertionError("repr must not be called")
+
+        __str__ = __repr__
+
+        def __float__(self):
+            return 1.0
+
+    for check in (
+        lambda: check_close("x", Sneaky(), 2.0),
+        lambda: check_choice("x", Sneaky(), "a", ["a", "b"]),
+        lambda: check_mapping("x", {"a": Sneaky()}, {"a": "b"}),
+        lambda: call("f", lambda: (_ for _ in ()).throw(ValueError(Sneaky()))),
+    ):
+        with pytest.raises(CheckError) as info:
+            check()
+        assert "Sneaky object" in str(info.value) or "ValueError" in str(info.value)
+    assert grading.safe_repr({"a": [1, 2.5, "x"]}) == "{'a': [1, 2.5, 'x']}"
 
 
 @pytest.mark.parametrize("bad", ["12", True, [1, 2], float("nan"), ...])
@@ -65,6 +106,11 @@ def test_check_close_infinite_reference():
 
 def test_check_choice_normalizes_case_and_lists_choices():
     check_choice("bound", " Memory ", "memory", ["memory", "compute"])
+    # case-insensitive on every side: a correct chip name in any case passes
+    check_choice("chip", "H100-SXM", "H100-SXM", ["T4", "H100-SXM"])
+    check_choice("chip", "h100-sxm", "H100-SXM", ["T4", "H100-SXM"])
+    with pytest.raises(CheckError, match="is not right"):
+        check_choice("chip", "t4", "H100-SXM", ["T4", "H100-SXM"])
     with pytest.raises(CheckError, match="not one of"):
         check_choice("bound", "fast", "memory", ["memory", "compute"])
     with pytest.raises(CheckError, match="is not right"):
@@ -100,6 +146,21 @@ def test_call_turns_errors_into_readable_failures():
         call("f", 3)
     with pytest.raises(CheckError, match=r"still returns `\.\.\.`"):
         call("f", lambda: ...)
+
+
+def test_call_turns_exit_into_a_failed_check():
+    import sys
+
+    with pytest.raises(CheckError, match=r"`f` called exit\(\)"):
+        call("f", lambda: sys.exit(3))
+
+
+@pytest.mark.parametrize("seconds", [0, -1, float("inf"), float("nan"), True, "5"])
+def test_limits_must_be_positive_and_finite(seconds):
+    with pytest.raises(ValueError, match="seconds"), time_limit(seconds):
+        pass
+    with pytest.raises(ValueError, match="seconds"):
+        call("f", lambda: 1, seconds=seconds)
 
 
 def _not_implemented():
@@ -156,6 +217,21 @@ def test_check_tensor_shape_nan_and_success():
         check_tensor("y", [np.nan, 1.0], [1.0, 1.0])
     with pytest.raises(CheckError, match=r"still `\.\.\.`"):
         check_tensor("y", ..., [1.0])
+
+
+@pytest.mark.parametrize("block", [0, -4, (2,), (32, 0), "32", 2.5])
+def test_check_tensor_rejects_nonsense_blocks(block):
+    with pytest.raises(ValueError, match="block"):
+        check_tensor("c", np.ones((4, 4)), np.zeros((4, 4)), block=block)
+
+
+def test_check_tensor_handles_scalars_and_empty_arrays():
+    check_tensor("s", 1.0, 1.0)
+    check_tensor("e", np.zeros((0, 3)), np.zeros((0, 3)), block=(2, 2))
+    with pytest.raises(CheckError, match="NaN"):
+        check_tensor("s", float("nan"), 1.0)
+    with pytest.raises(CheckError, match="1 of 1 values"):
+        check_tensor("s", 2.0, 1.0, block=4)
 
 
 def test_check_tensor_accepts_torch_tensors():
@@ -225,6 +301,55 @@ def test_fetch_tests_downloads_each_missing_file(tmp_path, monkeypatch):
         "https://github.com/gpuperf/gpuperf/raw/main/labs/lab1_rooflines/student/tests/q1.py"
     ]
     assert (tmp_path / "tests" / "q2.py").read_text() == "kept"
+
+
+def test_fetch_tests_from_a_local_folder(tmp_path, monkeypatch):
+    source = tmp_path / "labs" / "lab9_x" / "student" / "tests"
+    source.mkdir(parents=True)
+    (source / "q1.py").write_text("OK_FORMAT = True\n")
+    monkeypatch.setenv(
+        grading.TESTS_URL_ENV, str(tmp_path / "labs" / "{lab}" / "student" / "tests")
+    )
+    out = grading.fetch_tests("lab9_x", ["q1"], tmp_path / "fetched")
+    assert (out / "q1.py").read_text() == "OK_FORMAT = True\n"
+
+
+def test_colab_installs_otter_without_touching_ipywidgets(monkeypatch):
+    ran = []
+    monkeypatch.setattr(grading.subprocess, "run", lambda cmd, check: ran.append(cmd))
+    commands = grading.install_otter_for_colab("python")
+    assert ran == commands and len(commands) == 2
+    with_deps, no_deps = commands
+    assert "--no-deps" not in with_deps and "-c" in with_deps
+    assert no_deps[-len(grading.COLAB_NO_DEPS_PACKAGES) :] == list(grading.COLAB_NO_DEPS_PACKAGES)
+    assert "--no-deps" in no_deps
+    assert any(p.startswith("otter-grader==") for p in grading.COLAB_NO_DEPS_PACKAGES)
+    # every module otter imports beyond a Colab runtime is provided by a listed package
+    assert set(grading.OTTER_IMPORTS) == {
+        "otter",
+        "fica",
+        "frontmatter",
+        "ipylab",
+        "dill",
+        "wrapt",
+        "nbconvert",
+    }
+
+
+def test_lab_grader_names_the_really_missing_module(tmp_path, monkeypatch):
+    import builtins
+
+    real_import = builtins.__import__
+
+    def fake_import(name, *args, **kwargs):
+        if name == "otter":
+            raise ModuleNotFoundError("No module named 'frontmatter'", name="frontmatter")
+        return real_import(name, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "__import__", fake_import)
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(ModuleNotFoundError, match="'frontmatter' is not installed"):
+        grading.lab_grader("lab1_rooflines", ["q1"])
 
 
 def test_lab_grader_outside_colab(tmp_path, monkeypatch):
@@ -298,9 +423,123 @@ def test_check_attention_diagnoses_the_logsumexp():
         check_attention("o", o, o, lse=lse[..., :3], lse_expected=lse)
 
 
+def test_check_attention_rejects_nonsense_arguments():
+    from gpuperf.grading import check_attention
+
+    o = np.ones((1, 4, 16))
+    with pytest.raises(ValueError, match="block_m"):
+        check_attention("o", o, o, block_m=0)
+    for bad in (np.ones(4), np.ones((0, 16)), np.ones((1, 0, 16))):
+        with pytest.raises(ValueError, match="non-empty"):
+            check_attention("o", bad, bad)
+    with pytest.raises(CheckError, match="has shape"):
+        check_attention("o", np.ones(4), o)
+
+
+def test_check_attention_names_a_known_slip():
+    from gpuperf.grading import check_attention
+
+    o, _, _ = _attention_case()
+    slip = o * 0.5
+    with pytest.raises(CheckError, match="keys past the end are not masked"):
+        check_attention("o", slip, o, slips={"keys past the end are not masked": slip})
+
+
 def test_check_attention_spots_a_constant_factor():
     from gpuperf.grading import check_attention
 
     o, _, _ = _attention_case()
     with pytest.raises(CheckError, match=r"everything is 4× the reference.*1/√d = 0\.25"):
         check_attention("dk", o * 4, o, rows="key")
+
+
+# --- guarded kernel inputs, integrity canary, hidden tests -----------------------------------
+
+
+def test_padded_keeps_stray_writes_in_the_padding():
+    torch = pytest.importorskip("torch")
+    x = grading.padded(torch.arange(5.0), 4)
+    assert x.tolist() == [0, 1, 2, 3, 4] and x.is_contiguous()
+    grading.check_padding("x", x)
+    buffer = x._gpuperf_padding[0]
+    buffer[4 + 5] = 7.0  # one element past the end, as an unmasked store would write
+    with pytest.raises(CheckError, match=r"past the end of `x`.*mask on your store"):
+        grading.check_padding("x", x)
+    with pytest.raises(ValueError, match="pad"):
+        grading.padded(torch.ones(3), -1)
+    with pytest.raises(ValueError, match="not made by padded"):
+        grading.check_padding("y", torch.ones(3))
+
+
+@pytest.mark.parametrize(
+    "target",
+    [
+        "math.isclose",
+        "numpy.isclose",
+        "numpy.allclose",
+        "torch.testing.assert_close",
+        "grading.check_close",
+        "grading.check_tensor",
+        "grading.check_close.__code__",
+        "grading.check_close.__kwdefaults__",
+    ],
+)
+def test_integrity_check_catches_a_patched_comparison(target, monkeypatch):
+    import math
+
+    torch = pytest.importorskip("torch")
+    grading.integrity_check()  # the originals pass
+    if target == "math.isclose":
+        monkeypatch.setattr(math, "isclose", lambda *a, **k: True)
+    elif target == "numpy.isclose":
+        monkeypatch.setattr(np, "isclose", lambda a, b, **k: np.ones(np.shape(a), bool))
+    elif target == "numpy.allclose":
+        monkeypatch.setattr(np, "allclose", lambda *a, **k: True)
+    elif target == "torch.testing.assert_close":
+        monkeypatch.setattr(torch.testing, "assert_close", lambda *a, **k: None)
+    elif target == "grading.check_close.__code__":
+        monkeypatch.setattr(grading.check_close, "__code__", (lambda *a, **k: None).__code__)
+    elif target == "grading.check_close.__kwdefaults__":
+        defaults = dict(grading.check_close.__kwdefaults__, rtol=1e9)
+        monkeypatch.setattr(grading.check_close, "__kwdefaults__", defaults)
+    else:
+        monkeypatch.setattr(grading, target.split(".")[1], lambda *a, **k: None)
+    with pytest.raises(grading.IntegrityError, match="needs a human look"):
+        grading.integrity_check()
+
+
+def test_run_hidden_reports_one_safe_sentence(tmp_path, monkeypatch):
+    (tmp_path / "hidden_tests.py").write_text(
+        "from gpuperf.grading import check_close\n"
+        "SECRET = 'secret hidden test code'\n"
+        "def q1(env):\n"
+        "    check_close('x', env['x'], 2.0)\n"
+        "def q2(env):\n"
+        "    assert env['y'] == 3, SECRET\n"
+        "def q3(env):\n"
+        "    env['f']()\n"
+    )
+    monkeypatch.chdir(tmp_path)
+    grading.run_hidden("q1", {"x": 2.0})
+    with pytest.raises(CheckError) as info:
+        grading.run_hidden("q1", {"x": 1.0})
+    assert str(info.value).startswith("hidden test of q1: `x` = 1")
+    assert info.value.__cause__ is None and info.value.__suppress_context__
+    with pytest.raises(CheckError, match="a hidden check could not run on your answer: KeyError"):
+        grading.run_hidden("q2", {})
+    with pytest.raises(CheckError, match="called exit"):
+        grading.run_hidden("q3", {"f": lambda: exit(0)})
+
+
+def test_run_hidden_needs_the_autograder_file(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(grading.IntegrityError, match=r"hidden_tests\.py was not found"):
+        grading.run_hidden("q1", {})
+
+
+def test_answer_takes_a_defined_answered_value_from_the_namespace():
+    assert grading.answer({"x": 1.5}, "x") == 1.5
+    with pytest.raises(CheckError, match="`x` is not defined"):
+        grading.answer({}, "x")
+    with pytest.raises(CheckError, match="not answered yet"):
+        grading.answer({"x": ...}, "x")

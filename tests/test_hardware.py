@@ -234,3 +234,48 @@ def test_no_peak_number_outside_hardware_py():
     ]
     assert offenders == []
     assert hardware.WARP_SIZE == 32
+
+
+@pytest.mark.parametrize(
+    ("field", "value"),
+    [
+        ("hbm_bandwidth", -1),
+        ("hbm_bandwidth", "3e12"),
+        ("hbm_bandwidth", 0),
+        ("hbm_bandwidth", float("nan")),
+        ("sm_count", 0),
+        ("sm_count", 2.5),
+        ("peak_flops_per_s", {"fp16": -1.0}),
+        ("peak_flops_per_s", {"fp12": 1e12}),
+        ("shared_memory_per_block_bytes", 10**9),
+        ("name", ""),
+    ],
+)
+def test_chip_replace_validates_every_field(field, value):
+    with pytest.raises(ValueError, match=field.split("_per_s")[0] if field != "name" else "name"):
+        chip("H100").replace(**{field: value})
+
+
+def test_gpu_fields_come_together():
+    with pytest.raises(ValueError, match="missing: sm_count"):
+        chip("H100").replace(sm_count=None)
+    assert chip("v5e").replace(hbm_bandwidth=8.1e11).hbm_bandwidth == 8.1e11
+
+
+def test_ridge_point_bandwidth_is_explicit():
+    h100 = chip("H100")
+    assert h100.ridge_point("bf16") == h100.peak_flops("bf16") / h100.hbm_bandwidth
+    assert h100.ridge_point("bf16", 1e12) == h100.peak_flops("bf16") / 1e12
+    for bad in (0, -1, float("nan"), True, "1e12"):
+        with pytest.raises(ValueError, match=r"bandwidth=.* must be a finite number > 0"):
+            h100.ridge_point("bf16", bad)
+
+
+def test_pcie_and_device_name_reject_nonsense():
+    for bad in (True, 0, 8, "4", 4.5):
+        with pytest.raises(ValueError, match=r"generation=.* is not one of: 1, 2, 3, 4, 5, 6, 7"):
+            pcie_bandwidth(bad)
+    with pytest.raises(ValueError, match=r"lanes=True is not one of"):
+        pcie_bandwidth(4, True)
+    with pytest.raises(TypeError, match="device_name=None must be a string"):
+        chip_from_device_name(None)

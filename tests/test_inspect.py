@@ -69,13 +69,55 @@ def test_bf16_matmul_compiles_for_sm80():
 
 
 def test_tile_too_big_for_a_t4_is_explained_not_a_traceback():
+    # One fp32 stage of 256×256×64 panels is 128 KiB: over a T4's 64 KiB whatever the compiler
+    # does, so it is answered by the course model, labelled as such, without compiling.
     r = gi.compile_kernel(
-        "matmul", "sm_75", dtype="fp16", BLOCK_M=256, BLOCK_N=256, BLOCK_K=64, num_stages=4
+        "matmul", "sm_75", dtype="fp32", BLOCK_M=256, BLOCK_N=256, BLOCK_K=64, num_stages=4
     )
-    assert not r.fits
+    assert not r.fits and not r.compiled and r.modelled
     assert "65536 bytes (64 KiB)" in r.explanation and "T4" in r.explanation
+    assert "course model, not compiled" in r.explanation
     assert "Traceback" not in r.explanation
     assert "does not fit" in r.summary()
+
+
+def test_matmul_is_compiled_as_the_jit_sees_contiguous_tensors():
+    # Unit inner strides are the constant 1 and sizes/strides divisible by 16, as Triton's JIT
+    # specialises a call on contiguous 4096 × 4096 tensors: 16-byte cp.async copies into
+    # shared memory, pipelined with num_stages - 1 buffers of one A and one B panel each.
+    r = gi.compile_kernel(
+        "matmul", "sm_80", dtype="fp16", num_warps=4, num_stages=3,
+        BLOCK_M=64, BLOCK_N=64, BLOCK_K=32,
+    )  # fmt: skip
+    assert r.constexprs["stride_ak"] == r.constexprs["stride_bn"] == 1
+    panel_bytes = (64 * 32 + 32 * 64) * 2
+    assert r.shared_memory_bytes == (3 - 1) * panel_bytes
+    assert r.instruction_count("cp.async.cg.shared.global") > 0
+    assert r.registers_per_thread < 128, r.summary()
+    assert r.fits and r.tensor_cores
+
+
+def test_stored_tile_table_is_what_the_compiler_builds():
+    from gpuperf.widgets import tile_reports
+
+    if gi._triton_version() != tile_reports.TRITON_VERSION:
+        pytest.skip("the stored table was compiled with another Triton version")
+    key = ("sm_80", 256, 256, 64)  # fits: Triton allocates 2 of the 3 stages' buffers
+    target, bm, bn, bk = key
+    fresh = gi.compile_kernel(
+        "matmul", target, dtype=tile_reports.DTYPE, num_warps=tile_reports.NUM_WARPS,
+        num_stages=tile_reports.NUM_STAGES, BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=bk,
+    )  # fmt: skip
+    assert tile_reports.entry(fresh) == tuple(tile_reports.REPORTS[key])
+    assert tile_reports.tile_report(*key).fits
+
+
+def test_sine_is_libdevice_fma_code_not_the_special_function_unit():
+    # Chapter 3.5: tl.sin / tl.cos compile to libdevice's accurate sinf / cosf.
+    r = gi.compile_kernel("divergence_split", "sm_80", dtype="fp32")
+    assert r.instruction_count("sin.approx") == r.instruction_count("cos.approx") == 0
+    assert r.instruction_count("fma") > 16 * 20  # dozens of FMAs per call, 16 calls
+    assert sum(count for _, count in r.ptx_instructions) > r.instruction_count("fma")
 
 
 def test_bad_requests_are_rejected():
@@ -105,3 +147,14 @@ def test_coalesced_copy_compiles_to_vector_loads_and_strided_copy_does_not():
     assert coalesced.load_vector_width == 4
     assert strided.load_vector_width == 1
     assert all(".v" not in name for name, _ in strided.global_accesses)
+
+
+def test_fma_tile_with_too_many_accumulators_is_labelled_as_a_model_row():
+    # sm_75: tl.dot becomes FMAs; 256×256 outputs over 128 threads is 512 accumulators each.
+    r = gi.compile_kernel(
+        "matmul", "sm_75", dtype="fp16", num_warps=4, num_stages=3,
+        BLOCK_M=256, BLOCK_N=256, BLOCK_K=16,
+    )  # fmt: skip
+    assert r.modelled and not r.compiled and not r.fits
+    assert r.explanation.startswith("not compiled (course model)")
+    assert "512 fp32 accumulators" in r.explanation and "255 registers" in r.explanation

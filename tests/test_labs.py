@@ -10,6 +10,12 @@ tests) and ``autograder/`` (solutions, all tests and ``labN_<name>-autograder.zi
   master today (regenerate with ``python tests/test_labs.py --assign``);
 * under ``otter run`` (no Docker) the solutions score full marks and the untouched student
   notebook scores zero;
+* every student notebook is valid Python cell by cell, as handed out (after IPython's magics);
+* the hidden checks live in each lab's ``hidden_tests.py`` (one ``qN(env)`` per question, each
+  calling the integrity canary), the master's ``# HIDDEN`` cells only call ``run_hidden``, and
+  a failed hidden case never echoes the hidden code into ``results.json``;
+* every autograder zip ships ``hidden_tests.py`` and installs what the tests import (``gpuperf``
+  with its kernels extra, torch from the CPU index) for Gradescope;
 * a deliberately wrong answer to a question loses exactly that question's points. Two notebooks
   per lab are graded: one with the odd-numbered questions answered wrongly, one with the even
   ones, so each wrong answer is tested once and every other question shows no collateral loss.
@@ -266,9 +272,12 @@ def _start_grader(cell_limit_s: str) -> None:
     import otter.run  # noqa: F401
 
 
-def otter_run(zip_path: Path, notebook: Path, out_dir: Path) -> dict[str, tuple[float, float]]:
+def otter_run(
+    zip_path: Path, notebook: Path, out_dir: Path
+) -> tuple[dict[str, tuple[float, float]], dict[str, str]]:
     """Grade one notebook like ``otter run --no-logo -a zip -o out notebook``; return question →
-    (score, possible). Runs otter's ``run`` in this process (a worker of :func:`graded`)."""
+    (score, possible) and question → the feedback ``output``. Runs otter's ``run`` in this
+    process (a worker of :func:`graded`)."""
     import contextlib
     import io
 
@@ -291,15 +300,15 @@ def otter_run(zip_path: Path, notebook: Path, out_dir: Path) -> dict[str, tuple[
     assert results_file.is_file(), f"otter run wrote no results:\n{log.getvalue()[-5000:]}"
     results = json.loads(results_file.read_text())
     # Gradescope's format: one entry per question plus a "Public Tests" summary
-    return {
-        test["name"]: (float(test["score"]), float(test["max_score"]))
-        for test in results["tests"]
-        if test.get("max_score") is not None
-    }
+    graded_tests = [test for test in results["tests"] if test.get("max_score") is not None]
+    scores = {t["name"]: (float(t["score"]), float(t["max_score"])) for t in graded_tests}
+    return scores, {t["name"]: t.get("output", "") for t in graded_tests}
 
 
 @cache
-def graded() -> dict[tuple[str, str], tuple[dict[str, tuple[float, float]], set[str]]]:
+def graded() -> dict[
+    tuple[str, str], tuple[dict[str, tuple[float, float]], set[str], dict[str, str]]
+]:
     """Grade every lab's solutions, untouched student notebook and two wrong notebooks, all at
     once; (lab, kind) → (scores, questions answered wrongly).
 
@@ -341,10 +350,29 @@ def graded() -> dict[tuple[str, str], tuple[dict[str, tuple[float, float]], set[
         initargs=(CELL_LIMIT_S,),
     ) as pool:
         futures = {key: pool.submit(otter_run, *job[:3]) for key, job in jobs.items()}
-        return {
-            key: (future.result(timeout=RUN_TIMEOUT_S), jobs[key][3])
-            for key, future in futures.items()
-        }
+        results = {}
+        for key, future in futures.items():
+            scores, outputs = future.result(timeout=RUN_TIMEOUT_S)
+            results[key] = (scores, jobs[key][3], outputs)
+        return results
+
+
+def _hidden_code_lines(lab_dir: Path) -> list[str]:
+    """Distinctive lines of a lab's hidden checks (to look for in feedback): long code lines that
+    are neither imports nor also in the public tests."""
+    public = "\n".join(
+        path.read_text(encoding="utf-8") for path in (lab_dir / "student" / "tests").glob("*.py")
+    )
+    public += "\n".join(source for _, source in _code_cells(lab_dir / f"{lab_dir.name}.ipynb"))
+    lines = (lab_dir / "hidden_tests.py").read_text(encoding="utf-8").splitlines()
+    return [
+        line.strip()
+        for line in lines
+        if len(line.strip()) > 30
+        and "#" not in line
+        and not line.strip().startswith(("import ", "from ", '"', 'f"'))
+        and line.strip() not in public
+    ]
 
 
 needs_otter = pytest.mark.skipif(
@@ -356,7 +384,7 @@ needs_otter = pytest.mark.skipif(
 @needs_otter
 @pytest.mark.parametrize("lab_dir", lab_dirs(), ids=lambda p: p.name)
 def test_solutions_score_full_marks(lab_dir: Path) -> None:
-    scores, _ = graded()[(lab_dir.name, "solution")]
+    scores, _, _ = graded()[(lab_dir.name, "solution")]
     assert scores, "no questions were graded"
     lost = {q: s for q, s in scores.items() if s[0] != s[1]}
     assert not lost, f"the solutions lose points: {lost}"
@@ -365,11 +393,23 @@ def test_solutions_score_full_marks(lab_dir: Path) -> None:
 @needs_otter
 @pytest.mark.parametrize("lab_dir", lab_dirs(), ids=lambda p: p.name)
 def test_untouched_student_notebook_scores_zero(lab_dir: Path) -> None:
-    scores, _ = graded()[(lab_dir.name, "student")]
-    solution, _ = graded()[(lab_dir.name, "solution")]
+    scores, _, outputs = graded()[(lab_dir.name, "student")]
+    solution, _, _ = graded()[(lab_dir.name, "solution")]
     assert set(scores) == set(solution)
     earned = {q: s for q, s in scores.items() if s[0] != 0}
     assert not earned, f"an untouched student notebook earns points: {earned}"
+    # a graded variable left as `...` is reported as "not answered yet"
+    placeholders = [
+        source
+        for _, source in _code_cells(lab_dir / "student" / f"{lab_dir.name}.ipynb")
+        if any(
+            line.split("=")[-1].strip() == "..." and not line.startswith((" ", "#"))
+            for line in source.splitlines()
+        )
+    ]
+    if placeholders:
+        unanswered = [q for q, text in outputs.items() if "not answered yet" in text]
+        assert unanswered, f"no check says 'not answered yet' for an untouched notebook: {outputs}"
 
 
 @needs_otter
@@ -379,8 +419,12 @@ def test_wrong_answer_loses_exactly_its_points(lab_dir: Path, parity: str) -> No
     assert set(WRONG.get(lab_dir.name, {})) == set(graded()[(lab_dir.name, "solution")][0]), (
         f"WRONG has no wrong answer for some questions of {lab_dir.name}"
     )
-    scores, wrong = graded()[(lab_dir.name, parity)]
+    scores, wrong, outputs = graded()[(lab_dir.name, parity)]
     assert wrong, "no question was made wrong"
+    hidden_code = _hidden_code_lines(lab_dir)
+    for question, text in outputs.items():
+        echoed = [line for line in hidden_code if line in text]
+        assert not echoed, f"{question}: the feedback echoes hidden test code: {echoed[:3]}"
     for question, (score, possible) in scores.items():
         if question in wrong:
             assert score == 0, f"{question}: the wrong answer still earns {score}/{possible}"
@@ -389,6 +433,99 @@ def test_wrong_answer_loses_exactly_its_points(lab_dir: Path, parity: str) -> No
                 f"{question} lost points ({score}/{possible}) although only {sorted(wrong)} "
                 "were answered wrongly"
             )
+
+
+# ------------------------------------------------------------------------------ static checks
+
+
+def _code_cells(notebook: Path) -> list[tuple[int, str]]:
+    import nbformat
+
+    nb = nbformat.read(notebook, as_version=4)
+    return [(i, c.source) for i, c in enumerate(nb.cells) if c.cell_type == "code"]
+
+
+@pytest.mark.parametrize("lab_dir", lab_dirs(), ids=lambda p: p.name)
+def test_student_notebook_compiles_cell_by_cell(lab_dir: Path) -> None:
+    """The handed-out notebook must run: no cell may be a SyntaxError (otter assign can cut a
+    multi-line solution so that what remains is badly indented)."""
+    import ast
+
+    from IPython.core.inputtransformer2 import TransformerManager
+
+    for index, source in _code_cells(lab_dir / "student" / f"{lab_dir.name}.ipynb"):
+        try:
+            ast.parse(TransformerManager().transform_cell(source))
+        except SyntaxError as error:
+            pytest.fail(f"{lab_dir.name} student cell {index} does not compile: {error}\n{source}")
+
+
+def test_compile_check_can_fail() -> None:
+    import ast
+
+    from IPython.core.inputtransformer2 import TransformerManager
+
+    with pytest.raises(SyntaxError):
+        ast.parse(TransformerManager().transform_cell("x = ...\n    ...\n"))
+
+
+@pytest.mark.parametrize("lab_dir", lab_dirs(), ids=lambda p: p.name)
+def test_hidden_tests_live_on_the_autograder_side(lab_dir: Path) -> None:
+    import ast
+
+    master = lab_dir / f"{lab_dir.name}.ipynb"
+    questions = [
+        source.split("name:")[1].split()[0]
+        for _, source in _raw_cells(master)
+        if source.startswith("# BEGIN QUESTION")
+    ]
+    hidden_cells = [s for _, s in _code_cells(master) if s.lstrip().startswith("# HIDDEN")]
+    assert len(hidden_cells) == len(questions)
+    for question, source in zip(questions, hidden_cells, strict=True):
+        body = [line for line in source.splitlines()[1:] if line.strip()]
+        assert body == [
+            "from gpuperf.grading import run_hidden",
+            f'run_hidden("{question}", globals())',
+        ], f"{master.name}: the hidden cell of {question} must only call run_hidden: {source}"
+    tree = ast.parse((lab_dir / "hidden_tests.py").read_text(encoding="utf-8"))
+    functions = {n.name: n for n in tree.body if isinstance(n, ast.FunctionDef)}
+    for question in questions:
+        assert question in functions, f"hidden_tests.py has no {question}(env)"
+        first = functions[question].body[0]
+        assert ast.unparse(first) == "integrity_check()", (
+            f"hidden_tests.{question} must call integrity_check() first"
+        )
+        # answers come from env through answer(); nothing else is read from the notebook
+        for node in ast.walk(functions[question]):
+            if isinstance(node, ast.Subscript) and ast.unparse(node.value) == "env":
+                pytest.fail(
+                    f"hidden_tests.{question} reads env[...] directly: use answer(env, name)"
+                )
+    from test_device_rule import violations
+
+    found = list(violations((lab_dir / "hidden_tests.py").read_text(encoding="utf-8")))
+    assert not found, f"{lab_dir.name}/hidden_tests.py breaks the device rule: {found}"
+
+
+def _raw_cells(notebook: Path) -> list[tuple[int, str]]:
+    import nbformat
+
+    nb = nbformat.read(notebook, as_version=4)
+    return [(i, c.source) for i, c in enumerate(nb.cells) if c.cell_type == "raw"]
+
+
+@pytest.mark.parametrize("lab_dir", lab_dirs(), ids=lambda p: p.name)
+def test_autograder_zip_installs_what_the_tests_need(lab_dir: Path) -> None:
+    import yaml
+
+    with zipfile.ZipFile(lab_dir / "autograder" / f"{lab_dir.name}-autograder.zip") as zf:
+        names = set(zf.namelist())
+        environment = yaml.safe_load(zf.read("environment.yml"))
+    assert "files/hidden_tests.py" in names, "the zip must ship the hidden checks"
+    pip = next(d["pip"] for d in environment["dependencies"] if isinstance(d, dict))
+    assert any(p.startswith("otter-grader") for p in pip)
+    assert any(p.startswith("gpuperf[kernels] @ git+") for p in pip), pip
+    assert "torch" in pip and "--extra-index-url https://download.pytorch.org/whl/cpu" in pip
 
 
 if __name__ == "__main__":

@@ -56,3 +56,143 @@ def test_filters_and_errors():
     with pytest.raises(ValueError, match="dtype='fp4' is not a column"):
         measurements.gemm_range("fp4")
     assert measurements.find("Llama 3").fraction_of(1.0) == pytest.approx(0.41)
+
+
+# ---------------------------------------------------------------- first-party measurements
+
+
+def test_find_rejects_none_naming_the_argument():
+    with pytest.raises(TypeError, match="quantity=None"):
+        measurements.find(None)
+    with pytest.raises(TypeError, match="quantity=3"):
+        measurements.find(3)
+
+
+def test_course_kernels_are_the_shipped_h100_run_with_provenance():
+    records = measurements.course_kernels()
+    assert len(records) == 47
+    for r in records:
+        p = r.provenance
+        assert (p.chip, p.device, p.driver, p.cuda) == (
+            "H100-SXM", "NVIDIA H100 80GB HBM3", "580.159.04", "13.0"
+        )  # fmt: skip
+        assert (p.torch, p.triton, p.numpy, p.date, p.commit) == (
+            "2.11.0+cu130", "3.6.0", "2.5.2", "2026-11-22", "2bfc2e4"
+        )  # fmt: skip
+        assert r.case and (r.us is None or r.us > 0)
+    with pytest.raises(AttributeError):
+        records[0].us = 1.0  # frozen
+
+
+def test_course_kernel_values_are_the_file_values():
+    vector_add = measurements.course_kernel("vector_add")
+    assert vector_add.us == pytest.approx(269.4079875946045)
+    assert vector_add.gbps == pytest.approx(2989.170347880688)
+    assert vector_add.bytes_per_s == pytest.approx(2.989170347880688e12)
+    assert vector_add.frac_copy_bw == pytest.approx(0.9957833840274908)
+    assert vector_add.speed_vs_torch == pytest.approx(vector_add.torch_us / vector_add.us)
+    assert vector_add.seconds == pytest.approx(269.4079875946045e-6)
+    matmul = measurements.course_kernel("matmul torch.float16 4096³ autotune")
+    assert matmul.tflops == pytest.approx(610.384, rel=1e-5)
+    assert matmul.gbps is None and matmul.flops_per_s == pytest.approx(610.384e12, rel=1e-5)
+    # the accuracy-only row has no time (the bench stores 0), never a made-up one
+    accuracy = measurements.course_kernel("rel err vs fp32 ref")
+    assert accuracy.us is None and accuracy.seconds is None and accuracy.rel_err > 0
+
+
+def test_first_party_numbers_stay_below_the_datasheet_and_the_copy():
+    h100 = chip("h100")
+    copy = measurements.course_kernel("copy 1GiB").bytes_per_s
+    assert copy <= 2 * h100.hbm_bandwidth  # read + write counted
+    for r in measurements.course_kernels():
+        if r.bytes_per_s is not None:
+            assert r.bytes_per_s <= copy * 1.01, r.case
+        if r.frac_copy_bw is not None:
+            assert r.frac_copy_bw == pytest.approx(r.bytes_per_s / copy, rel=1e-6), r.case
+        if r.flops_per_s is not None:
+            precision = "fp16" if ("fp16" in r.case or "float16" in r.case) else "bf16"
+            if "fp32" in r.case:
+                precision = "tf32"
+            assert r.flops_per_s < h100.peak_flops(precision), r.case
+
+
+def test_in_words_says_rate_fraction_and_device():
+    words = measurements.course_kernel("vector_add").in_words("vector add")
+    assert words.startswith("the course's vector add on an H100-SXM: 2.99 TB/s, 99 % of a")
+    assert "measured copy" in words and "1.00× torch" in words
+    prov = measurements.course_kernels()[0].provenance.in_words()
+    assert "NVIDIA H100 80GB HBM3" in prov and "2026-11-22" in prov and "2bfc2e4" in prov
+
+
+def test_course_kernel_errors():
+    with pytest.raises(KeyError, match="first-party records match 'softmax'"):
+        measurements.course_kernel("softmax")  # several match
+    with pytest.raises(KeyError, match="0 first-party records match 'zzz'"):
+        measurements.course_kernel("zzz")
+    with pytest.raises(TypeError, match="case=None"):
+        measurements.course_kernel(None)
+
+
+def _document(**overrides):
+    import json
+    from importlib import resources
+
+    text = (
+        resources.files("gpuperf")
+        .joinpath(measurements.COURSE_KERNELS_FILE)
+        .read_text(encoding="utf-8")
+    )
+    doc = json.loads(text)
+    doc.update(overrides)
+    return doc
+
+
+def test_load_kernels_reads_a_path_and_rejects_incomplete_documents(tmp_path):
+    import json
+
+    path = tmp_path / "run.json"
+    path.write_text(json.dumps(_document()), encoding="utf-8")
+    assert measurements.load_kernels(path) == measurements.course_kernels()
+    doc = _document()
+    with pytest.raises(ValueError, match="bare list"):
+        measurements.load_kernels(doc["records"])
+    with pytest.raises(ValueError, match="schema='v0'"):
+        measurements.load_kernels(_document(schema="v0"))
+    no_driver = _document()
+    del no_driver["provenance"]["driver"]
+    with pytest.raises(ValueError, match="provenance lacks \\['driver'\\]"):
+        measurements.load_kernels(no_driver)
+    blank = _document()
+    blank["provenance"]["commit"] = " "
+    with pytest.raises(ValueError, match="provenance commit=' '"):
+        measurements.load_kernels(blank)
+    bad = _document(records=[{"case": "x", "us": -1.0}])
+    with pytest.raises(ValueError, match=r"'x': us=-1\.0 must be finite and ≥ 0"):
+        measurements.load_kernels(bad)
+    typo = _document(records=[{"case": "x", "us": 1.0, "GBPS": 3.0}])
+    with pytest.raises(ValueError, match="unknown keys \\['GBPS'\\]"):
+        measurements.load_kernels(typo)
+    with pytest.raises(TypeError, match="source=3"):
+        measurements.load_kernels(3)
+
+
+def test_a_bench_json_document_loads_with_its_provenance():
+    """`python -m gpuperf.bench --json` writes what course_kernels reads (the same schema)."""
+    bench = pytest.importorskip("gpuperf.bench")
+    records = [
+        {"case": "vector_add fp32 2^26", "us": 270.0, "torch_us": 271.0,
+         "speed_vs_torch": 271.0 / 270.0, "GBps": 2980.0, "frac_copy_bw": 0.99, "rel_err": 0.0},
+        {"case": "wrong kernel", "us": 0.0, "rel_err": 0.5},
+    ]  # fmt: skip
+    provenance = {
+        "chip": "NVIDIA H100 80GB HBM3", "device": "NVIDIA H100 80GB HBM3",
+        "driver": "580.159.04", "cuda": "13.0", "torch": "2.11.0+cu130", "triton": "3.6.0",
+        "numpy": "2.5.2", "date": "2026-11-22", "commit": "abc1234", "method": "do_bench",
+    }  # fmt: skip
+    doc = bench.document(records, provenance)
+    assert doc["schema"] == measurements.KERNELS_SCHEMA
+    loaded = measurements.load_kernels(doc)
+    assert [r.case for r in loaded] == ["vector_add fp32 2^26", "wrong kernel"]
+    assert loaded[0].gbps == 2980.0 and loaded[1].us is None
+    assert loaded[0].provenance.chip_name == "H100-SXM"  # the driver's name is mapped
+    assert loaded[0].in_words("vector add").startswith("the course's vector add on an H100-SXM")

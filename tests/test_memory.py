@@ -279,3 +279,9 @@ def test_ladder_rejects_bad_inputs():
             memory.bandwidth_ladder("A100", l2_bandwidth=bad)
         with pytest.raises(ValueError, match=r"network_bandwidth="):
             memory.bandwidth_ladder("A100", network_bandwidth=bad)
+
+
+def test_coalescing_warp_is_bounded():
+    with pytest.raises(ValueError, match=r"warp_size=100000000 must be an integer ≥ 1 and ≤ 1024"):
+        memory.coalescing(warp_size=10**8)
+    assert memory.coalescing(warp_size=64).transactions == 8

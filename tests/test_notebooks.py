@@ -103,6 +103,28 @@ def test_cells_are_executed_cleanly(path):
             assert not leak, f"{where} output is machine-specific: {leak.group(0)!r}"
 
 
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=IDS)
+def test_test_plumbing_stays_out_of_the_reading_flow(path):
+    """Readers see teaching code, not test machinery: nbval instructions are cell tags, not
+    comments; the Colab setup cell is collapsed; no frame-count asserts or self-check loops."""
+    cells = code_cells(nbformat.read(path, as_version=4))
+    assert "hide-cell" in cells[0].metadata.get("tags", []), "tag the setup cell hide-cell"
+    for index, cell in enumerate(cells, start=1):
+        tags = cell.metadata.get("tags", [])
+        where = f"code cell {index}: {cell.source[:60]!r}"
+        assert not re.search(r"#\s*NBVAL_", cell.source), (
+            f"{where}: use the nbval cell tag (nbval-ignore-output, nbval-skip), not a comment"
+        )
+        if "remove-cell" in tags:
+            continue  # hidden invariant checks may assert what they like
+        assert not re.search(r"^\s*assert\s+len\(\w+\.frames\)", cell.source, re.M), (
+            f"{where}: frame-count checks belong in tests/ or a remove-cell cell"
+        )
+        assert not re.search(r"^\s*for .*:\n\s+\w+\.step\(", cell.source, re.M), (
+            f"{where}: explorer self-check loops belong in tests/ (they change the reader's view)"
+        )
+
+
 CHAPTERS = [p for p in NOTEBOOKS if p.parent.name == "chapters"]
 
 
@@ -192,9 +214,39 @@ def test_show_source_renders_package_code():
     from gpuperf import cost
 
     shown = nbhelpers.show_source(cost.dot)
-    assert "def dot(" in shown.data
+    # A fenced Markdown block, not Pygments HTML: the stored output must not depend on the
+    # installed Pygments release (2.20 and 2.21 escape quotes differently).
+    assert shown.data.startswith("```python\ndef dot(") and shown.data.endswith("\n```")
+    assert "<span" not in shown.data
     with pytest.raises(TypeError, match="cannot show the source"):
         nbhelpers.show_source(3)
+
+
+def test_show_source_unwraps_triton_kernels_and_fences_backticks():
+    pytest.importorskip("triton")
+    from gpuperf.kernels.vector_add import _vector_add_kernel
+
+    assert "def _vector_add_kernel(" in nbhelpers.show_source(_vector_add_kernel).data
+    # A source containing a ``` fence gets a longer fence, so the block cannot end early.
+    assert nbhelpers.show_source(nbhelpers.glue).data.startswith("````python")
+
+
+def test_glue_emits_myst_nb_glue_output(monkeypatch):
+    from IPython.core.interactiveshell import InteractiveShell
+
+    published = []
+    shell = InteractiveShell.instance()  # display() publishes through the shell
+    monkeypatch.setattr(
+        shell.display_pub,
+        "publish",
+        lambda data, metadata=None, **_: published.append((data, metadata)),
+    )
+    assert nbhelpers.glue("ridge", 295.2) == 295.2
+    ((data, metadata),) = published
+    assert metadata["scrapbook"] == {"name": "ridge", "mime_prefix": nbhelpers._GLUE_PREFIX}
+    assert data == {nbhelpers._GLUE_PREFIX + "text/plain": "295.2"}
+    with pytest.raises(ValueError, match="glue name"):
+        nbhelpers.glue("2bad name", 1)
 
 
 def test_table_renders_markdown_and_checks_row_length():

@@ -13,8 +13,13 @@ def test_bound_in_words():
         "CPU-bound: the host spent 3× the device time issuing work"
     )
     assert profiling.bound_in_words(1.0, 4.0).startswith("GPU-bound: the device was busy 4×")
-    with pytest.raises(ValueError, match="must be ≥ 0"):
+    assert profiling.bound_in_words(0, 1e-3).startswith("GPU-bound: the host recorded no time")
+    assert profiling.bound_in_words(0, 0).startswith("no GPU activity")
+    with pytest.raises(ValueError, match=r"host_s=-1\.0 must be a finite number ≥ 0"):
         profiling.bound_in_words(-1.0, 1.0)
+    for bad in (float("nan"), float("inf"), True, "1", None):
+        with pytest.raises(ValueError, match=r"device_s=.* must be a finite number ≥ 0"):
+            profiling.bound_in_words(1.0, bad)
 
 
 def test_glossary_covers_the_table_columns():

@@ -4,8 +4,9 @@ A chapter's Markdown may quote a number that a code cell prints, but only throug
 (``{glue:text}`name``` with ``gpuperf.notebook.glue``), so that when a calculator or a table
 changes, the prose changes with it. This test finds every number typed in a Markdown cell that
 also appears in a code cell's output of the same notebook — a number the notebook computes —
-and fails on it. Inputs a reader picks (powers of two such as 4096, years, counts ≤ 100) are
-not flagged: they are the question, not the answer.
+and fails on it. Inputs are not flagged — they are the question, not the answer: numbers the
+notebook's code types itself (``N = 4097``), powers of two, years, counts ≤ 100, and section
+numbers ("section 3.6").
 """
 
 from __future__ import annotations
@@ -30,6 +31,11 @@ NOT_PROSE = [
     re.compile(r"\]\([^)]*\)"),
     re.compile(r"\{[a-z:]+\}`[^`]*`"),
     re.compile(r"<[^>]+>"),
+    re.compile(r"\[[^\]]*\]"),  # link text: "[3.6 Tiling]"
+    re.compile(r"(?im)^#+ .*$"),  # headings: "# 3.6 · Tiling"
+    re.compile(
+        r"(?i)(?:sections?|chapters?|§)\s*\d+(?:\.\d+)*(?:\s*(?:,|and|or|–)\s*\d+(?:\.\d+)*)*"
+    ),
 ]
 
 
@@ -67,8 +73,16 @@ def computed_numbers(nb) -> set[str]:
     return found
 
 
+def typed_in_code(nb) -> set[str]:
+    """Numbers written in code cells: inputs the notebook chose, not results it computed."""
+    source = "\n".join(cell.source for cell in nb.cells if cell.cell_type == "code")
+    return {_plain(n) for n in NUMBER.findall(source)} | {
+        n.replace("_", "") for n in re.findall(r"\b\d{1,3}(?:_\d{3})+\b", source)
+    }
+
+
 def typed_copies(nb) -> list[str]:
-    computed = computed_numbers(nb)
+    computed = computed_numbers(nb) - typed_in_code(nb)
     hits = []
     for index, cell in enumerate(nb.cells):
         if cell.cell_type != "markdown":

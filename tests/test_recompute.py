@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
 import pytest
 
 from gpuperf import chip, recompute
@@ -113,3 +114,26 @@ def test_saved_tensor_bytes_matches_the_model_for_an_mlp_stack():
     assert full.n_bytes == plan.baseline_bytes
     assert ckpt.n_bytes == plan.stored_bytes
     assert torch.allclose(full.output, ckpt.output)
+
+
+def test_checkpoint_search_is_exact_and_bounded():
+    for n_layers, a, b in ((1, 1.0, 1.0), (7, 9.0, 1.0), (80, 5.0, 5.0), (200, 3.0, 0.5)):
+        peaks = {
+            k: recompute.checkpointing(n_layers, a, b, 0, k).peak_bytes
+            for k in range(1, n_layers + 1)
+        }
+        best = max(k for k, p in peaks.items() if p == min(peaks.values()))
+        assert recompute.best_checkpoint_every(n_layers, a, b) == best
+    # A million layers against an independent, vectorised brute force over every k.
+    k = np.arange(1, 10**6 + 1)
+    peaks = -(-(10**6) // k) * 1e6 - 1e6 + k * 9e6
+    assert recompute.best_checkpoint_every(10**6, 9e6, 1e6) == k[peaks == peaks.min()].max()
+    with pytest.raises(
+        ValueError, match=r"n_layers=1e\+30 must be an integer ≥ 1 and ≤ 1000000000"
+    ):
+        recompute.best_checkpoint_every(1e30, 9e6, 1e6)
+
+
+def test_overhead_of_layers_without_flops_is_the_limit():
+    assert recompute.checkpointing(12, 9.0, 1.0, 0, 4).compute_overhead == pytest.approx(1 / 3)
+    assert recompute.checkpointing(12, 9.0, 1.0, 0, 0).compute_overhead == 0.0

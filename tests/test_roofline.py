@@ -207,3 +207,16 @@ def test_bad_arguments_to_the_other_functions():
         roofline.ridge_point("a800", "bf16")
     with pytest.raises(ValueError, match=r"b=2\.5"):
         roofline.split_matmul_time_bounds(2.5, 8, 8, "h100")
+
+
+def test_batches_and_intensities_must_be_numbers():
+    for bad in ([3.5], [True], ["64"], [0]):
+        with pytest.raises(ValueError, match=r"batch\[0\]=.* must be an integer ≥ 1"):
+            roofline.matmul_flops_vs_batch(bad, 1024, 1024, "H100")
+    for bad in (True, "4096", [1.0, "x"], np.array([1 + 1j])):
+        with pytest.raises(ValueError, match=r"intensity=.* must be finite and > 0"):
+            roofline.attainable_flops(bad, "H100", "bf16")
+    with pytest.raises(ValueError, match="n_bytes=0 must be a finite number > 0"):
+        roofline.TimeBounds(1, 0, 1, 1)
+    with pytest.raises(ValueError, match="weight_precision='' is not a known precision"):
+        roofline.critical_batch_size("H100", weight_precision="")

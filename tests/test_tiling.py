@@ -362,5 +362,25 @@ def test_bad_occupancy_and_curve_inputs():
     with pytest.raises(ValueError, match=r"shared_memory_per_block_bytes=nan"):
         tiling.occupancy("A100", 128, 32, math.nan)
     for bad in ([0, 5], [2.5], [math.nan], [], ["x"], [True]):
-        with pytest.raises(ValueError, match="sizes="):
+        with pytest.raises(ValueError, match=r"sizes(\[\d+\])?="):
             tiling.wave_efficiency_curve(bad, 128, 128, "A100")
+
+
+def test_curves_equal_scalars_beyond_int64_products():
+    sizes = [3_037_000_449, 4_000_000_001, 2**53, 257]
+    assert tiling.tile_efficiency_curve(sizes, 128, 128).tolist() == [
+        tiling.tile_efficiency(s, s, 128, 128) for s in sizes
+    ]
+    assert tiling.wave_efficiency_curve(sizes, 128, 128, "A100").tolist() == [
+        tiling.wave_efficiency(s, s, 128, 128, "A100") for s in sizes
+    ]
+    q = tiling.wave_quantization(2**53, 2**53, 16, 16, "A100")
+    assert 0 < q.tail_tiles <= q.slots_per_wave
+    for call in (
+        lambda: tiling.wave_efficiency_curve([1e30], 128, 128, "A100"),
+        lambda: tiling.wave_quantization(1e30, 1e30, 128, 128, "A100"),
+    ):
+        with pytest.raises(ValueError, match="must be an integer ≥ 1 and ≤ 9007199254740992"):
+            call()
+    with pytest.raises(ValueError, match=r"programs; program_tiles lists at most 1048576"):
+        tiling.program_tiles(2**40, 2**40, 16, 16)

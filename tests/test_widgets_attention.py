@@ -70,7 +70,10 @@ def test_each_step_shows_the_running_max_and_rescale(softmax_explorer):
 
 
 def test_block_size_is_validated():
-    with pytest.raises(ValueError, match="block_size=3 must be one of"):
+    with pytest.raises(
+        ValueError,
+        match="block_size=3 is not an option of the 'block_size' control; options: 2, 4, 8",
+    ):
         wa.online_softmax_explorer(block_size=3)
     with pytest.raises(ValueError, match="row must be 1-D"):
         wa.OnlineSoftmaxView([1.0])
@@ -156,3 +159,21 @@ def test_attention_traffic_figure():
     assert len(lines) == 5
     standard = lines[0].get_ydata()
     assert standard[-1] == attention.hbm_traffic_standard(4096, 64, "fp16").bytes
+
+
+def test_scrubber_with_one_value_per_control():
+    scrub = wa.attention_scrubber(seq_lens=(1024,), head_dims=(64,), chip_names=("T4",))
+    assert len(scrub.frames) == 1
+    with pytest.raises(ValueError, match=r"seq_lens=\(\) must hold at least one value"):
+        wa.attention_scrubber(seq_lens=())
+
+
+def test_attention_view_on_a_tpu_needs_an_sram_budget():
+    view = wa.AttentionView()
+    with pytest.raises(ValueError, match="TPU-v5e has no shared memory per block"):
+        view.update(seq_len=1024, head_dim=64, chip_name="TPU-v5e", sram_kib=0, precision="bf16")
+    text = view.update(seq_len=1024, head_dim=64, chip_name="TPU-v5e", sram_kib=64,
+                       precision="bf16")  # fmt: skip
+    assert "SRAM 64 KiB" in text and view.last["bounds"] is not None
+    with pytest.raises(ValueError, match="chip_name='TPU-v5e' is not an option"):
+        wa.attention_explorer(chip_name="TPU-v5e")

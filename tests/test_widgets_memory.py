@@ -62,8 +62,14 @@ def test_preset_sets_both_sliders(explorer):
 
 
 def test_bad_preset_is_rejected():
-    with pytest.raises(ValueError, match="preset=9 must be an index 0–3"):
+    with pytest.raises(
+        ValueError, match="preset=9 is not an option of the 'preset' control; options: 0, 1, 2, 3"
+    ):
         wm.transfer_explorer(preset=9)
+    with pytest.raises(ValueError, match="preset=True is not an option"):
+        wm.transfer_explorer(preset=True)
+    with pytest.raises(ValueError, match=r"n_bytes=10 must be a number in \[100, 1e\+10\]"):
+        wm.transfer_explorer(n_bytes=10)
 
 
 def test_steps_are_fast_enough(explorer):

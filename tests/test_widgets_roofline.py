@@ -313,3 +313,30 @@ def test_bound_in_words():
     compute = time_bounds(cost.matmul(8192, 8192, 8192), "H100", "bf16")
     assert plots.bound_in_words(compute).startswith("compute-bound: T_math = ")
     assert not math.isnan(compute.intensity)
+
+
+@pytest.mark.parametrize(
+    ("build", "control", "shown"),
+    [
+        (lambda: roofline_explorer(tokens=100), "tokens", "options: 1, 2, 4, 8"),
+        (lambda: roofline_explorer(precision="FP16"), "precision", "'fp16'"),
+        (lambda: roofline_explorer(op="conv"), "op", "'matmul', 'elementwise', 'attention'"),
+        (lambda: rw.mfu_calculator(chip_name="T4"), "chip_name", "'H100-SXM'"),
+        (lambda: rw.hardware_explorer(chip_name="T5"), "chip_name", "'T4'"),
+        (lambda: rw.mfu_calculator(tokens_per_s=1e9), "tokens_per_s", "must be a number in"),
+    ],
+)
+def test_constructors_name_the_control_and_its_options(build, control, shown):
+    with pytest.raises(ValueError, match=f"{control}=") as error:
+        build()
+    assert f"'{control}' control" in str(error.value)
+    assert shown in str(error.value)
+
+
+def test_step_names_the_control_and_keeps_the_state(roofline_widget):
+    before = roofline_widget.values()
+    with pytest.raises(ValueError, match=r"tokens=100 is not an option of the 'tokens' control"):
+        roofline_widget.step(tokens=100)
+    with pytest.raises(ValueError, match=r"op=True is not an option of the 'op' control"):
+        roofline_widget.step(op=True)
+    assert roofline_widget.values() == before

@@ -84,12 +84,20 @@ def test_tile_table_covers_the_slider_grid():
 
 
 def test_tile_table_agrees_with_the_models_on_what_fits():
+    # The compiler keeps fewer buffers than stages on sm_80 (and none pipelined on sm_75), so
+    # only a tile whose single stage is over the limit is sure not to fit; the "stages × panels"
+    # count is an upper bound on what was compiled.
     for target, (chip_name, _) in {t: v for t, v in tiles.INSPECT_TARGETS.items()}.items():
         for bm, bn, bk in [(64, 64, 32), (256, 256, 64), (128, 128, 64)]:
             report = tile_reports.tile_report(target, bm, bn, bk)
-            budget = tiling.shared_memory_budget(chip_name, bm, bn, bk, "fp16", 3)
-            if not budget.fits:
+            one_stage = tiling.shared_memory_budget(chip_name, bm, bn, bk, "fp16", 1)
+            if not one_stage.fits:
                 assert not report.fits
+            if report.fits:
+                assert report.shared_memory_bytes <= one_stage.limit_bytes
+                assert report.shared_memory_bytes <= tiling.shared_memory_bytes(
+                    bm, bn, bk, "fp16", tile_reports.NUM_STAGES
+                )
 
 
 def test_tiling_view_point_and_gauge_follow_the_calculators():
@@ -103,7 +111,7 @@ def test_tiling_view_point_and_gauge_follow_the_calculators():
     too_big = view.update(256, 256, 64, "T4")
     assert not view.last["budget"].fits
     assert view.bar.get_width() == pytest.approx(1.5)  # clipped at the axis end
-    assert "does not fit" in too_big
+    assert "course model" in too_big or "does not fit" in too_big
 
 
 def test_target_of_maps_chips_to_compile_targets():

@@ -1,55 +1,150 @@
 """Argument checks shared by every public function.
 
-A calculator fed a bad size should fail at the door with a message naming the argument, the bad
-value and the valid range, never deep inside numpy with a wrong answer. ``True`` is not a size
-(``bool`` is an ``int`` subclass in Python), and neither is ``2.5`` or ``nan``.
+A calculator fed a bad argument should fail at the door with a message naming the argument, the
+bad value and the valid range, never deep inside numpy with a wrong answer, and never by hanging
+or trying to allocate a machine's worth of memory. The rules, stated once:
+
+* ``True`` is not a size (``bool`` is an ``int`` subclass in Python), and neither is ``2.5``,
+  ``"64"`` or ``nan``. numpy integer scalars are sizes; an integral float (``4096.0``) is too.
+* Counts stop at :data:`MAX_COUNT` = 2⁵³, the largest range in which every integer is exactly a
+  float64: every calculator multiplies counts as floats, and no tensor comes near it. Where a
+  loop or an allocation follows, the function states its own, smaller bound.
+* Real quantities (bytes/s, seconds, FLOPs) are finite and, unless zero, between 1e-100 and
+  1e100, so a result never overflows to ``inf`` or collapses to 0 (a 1e308 B/s link would).
+* Flags are real booleans: ``"no"``, ``None`` and ``1`` are rejected, because a truthy string
+  silently switching on ``causal`` is a wrong answer, not a convenience.
+* A choice among named options lists the options.
+
+Type errors (a string where a number belongs, a number where a flag belongs) raise
+``ValueError`` for sizes, as they always have here, and ``TypeError`` for flags and names.
 """
 
 from __future__ import annotations
 
 import math
 import numbers
+from collections.abc import Iterable
+from typing import Any, TypeVar
+
+import numpy as np
+
+#: Largest count any calculator accepts: 2**53, the end of float64's exact integers.
+MAX_COUNT = 2**53
+#: Largest product of two counts (tiles = tiles_m·tiles_n, bytes of a result object): 2**106.
+MAX_PRODUCT = MAX_COUNT**2
+#: Magnitudes a real-valued quantity may have: products and quotients of a few of them stay far
+#: inside float64's range (1e±308), so no calculator overflows to inf or underflows to 0. No
+#: physical quantity in the course comes near (all the FLOPs ever spent on training: ~1e27).
+MIN_QUANTITY, MAX_QUANTITY = 1e-100, 1e100
+
+_T = TypeVar("_T")
 
 
-def positive_int(name: str, value: object, minimum: int = 1) -> int:
-    """``value`` as an ``int`` ≥ ``minimum``; integral floats such as ``4096.0`` are accepted."""
-    if isinstance(value, bool) or not isinstance(value, numbers.Real):
-        raise ValueError(f"{name}={value!r} must be an integer ≥ {minimum}")
+def show(value: object, limit: int = 60) -> str:
+    """``repr(value)``, shortened to ``limit`` characters (a 400-digit int stays readable)."""
+    text = repr(value)
+    return text if len(text) <= limit else f"{text[: limit - 12]}…({len(text)} chars)"
+
+
+def _is_real(value: object) -> bool:
+    return isinstance(value, numbers.Real) and not isinstance(value, bool | np.bool_)
+
+
+def positive_int(
+    name: str, value: object, minimum: int = 1, maximum: int | None = MAX_COUNT
+) -> int:
+    """``value`` as an ``int`` in [minimum, maximum]; integral floats such as ``4096.0`` pass."""
+    upper = "" if maximum is None else f" and ≤ {maximum}"
+    message = f"{name}={show(value)} must be an integer ≥ {minimum}{upper}"
+    if not _is_real(value):
+        raise ValueError(message)
     if isinstance(value, numbers.Integral):
         result = int(value)
     else:
-        as_float = float(value)
+        try:
+            as_float = float(value)
+        except (OverflowError, ValueError):
+            raise ValueError(message) from None
         if not math.isfinite(as_float) or not as_float.is_integer():
-            raise ValueError(f"{name}={value!r} must be an integer ≥ {minimum}")
+            raise ValueError(message)
         result = int(as_float)
-    if result < minimum:
-        raise ValueError(f"{name}={value!r} must be an integer ≥ {minimum}")
+    if result < minimum or (maximum is not None and result > maximum):
+        raise ValueError(message)
     return result
 
 
-def positive_float(name: str, value: object, allow_zero: bool = False) -> float:
-    """``value`` as a finite ``float`` > 0 (or ≥ 0 with ``allow_zero``)."""
+def positive_float(
+    name: str,
+    value: object,
+    allow_zero: bool = False,
+    maximum: float | None = None,
+    *,
+    bounded: bool = True,
+) -> float:
+    """``value`` as a finite ``float`` > 0 (or ≥ 0 with ``allow_zero``), ≤ ``maximum`` if given.
+
+    ``bounded`` (the default, for arguments) also keeps a non-zero value within
+    [:data:`MIN_QUANTITY`, :data:`MAX_QUANTITY`]; result objects pass ``bounded=False`` for
+    derived values that may legitimately be tiny (a rescale factor exp(−231)).
+    """
     bound = "≥ 0" if allow_zero else "> 0"
-    if isinstance(value, bool) or not isinstance(value, numbers.Real):
-        raise ValueError(f"{name}={value!r} must be a finite number {bound}")
-    result = float(value)
+    if maximum is not None:
+        bound += f" and ≤ {maximum:g}"
+    message = f"{name}={show(value)} must be a finite number {bound}"
+    if not _is_real(value):
+        raise ValueError(message)
+    try:
+        result = float(value)
+    except (OverflowError, ValueError):  # an int beyond float range, an odd Real subclass
+        raise ValueError(message) from None
     if not math.isfinite(result) or result < 0 or (result == 0 and not allow_zero):
-        raise ValueError(f"{name}={value!r} must be a finite number {bound}")
+        raise ValueError(message)
+    if maximum is not None and result > maximum:
+        raise ValueError(message)
+    if bounded and result and not MIN_QUANTITY <= result <= MAX_QUANTITY:
+        raise ValueError(f"{message}, between {MIN_QUANTITY:g} and {MAX_QUANTITY:g}")
     return result
+
+
+def finite_float(name: str, value: object) -> float:
+    """``value`` as a finite ``float`` of any sign (for quantities that may be negative)."""
+    message = f"{name}={show(value)} must be a finite real number"
+    if not _is_real(value):
+        raise ValueError(message)
+    try:
+        result = float(value)
+    except (OverflowError, ValueError):
+        raise ValueError(message) from None
+    if not math.isfinite(result):
+        raise ValueError(message)
+    return result
+
+
+def real_number(name: str, value: object) -> float:
+    """``value`` as a ``float`` (nan and ±inf allowed; ints beyond float range rejected)."""
+    message = f"{name}={show(value)} must be a real number within float range (±1.8e308)"
+    if isinstance(value, str | bytes | bool | np.bool_) or not (
+        _is_real(value) or hasattr(value, "__float__")  # a 0-d numpy array or torch tensor
+    ):
+        raise ValueError(message)
+    try:
+        return float(value)
+    except Exception:  # OverflowError; a multi-element array (ValueError, torch RuntimeError)
+        raise ValueError(message) from None
 
 
 def fraction(name: str, value: object) -> float:
     """``value`` as a float in (0, 1]."""
     result = positive_float(name, value)
     if result > 1:
-        raise ValueError(f"{name}={value!r} must be in (0, 1]")
+        raise ValueError(f"{name}={show(value)} must be in (0, 1]")
     return result
 
 
 def power_of_two(name: str, value: object, minimum: int = 1, maximum: int | None = None) -> int:
     """``value`` as an ``int`` that is a power of two in [minimum, maximum]."""
     upper = f" and ≤ {maximum}" if maximum is not None else ""
-    message = f"{name}={value!r} must be a power of two ≥ {minimum}{upper}"
+    message = f"{name}={show(value)} must be a power of two ≥ {minimum}{upper}"
     try:
         result = positive_int(name, value)
     except ValueError:
@@ -57,3 +152,43 @@ def power_of_two(name: str, value: object, minimum: int = 1, maximum: int | None
     if result & (result - 1) or result < minimum or (maximum is not None and result > maximum):
         raise ValueError(message)
     return result
+
+
+def flag(name: str, value: object) -> bool:
+    """``value`` if it is ``True`` or ``False`` (numpy booleans too); ``TypeError`` otherwise.
+
+    ``causal="no"`` is truthy in Python; accepting it would silently do the opposite of what the
+    caller wrote, so only real booleans pass.
+    """
+    if isinstance(value, bool | np.bool_):
+        return bool(value)
+    raise TypeError(f"{name}={show(value)} must be True or False")
+
+
+def name_string(name: str, value: object) -> str:
+    """``value`` if it is a non-empty ``str``; ``TypeError``/``ValueError`` naming it otherwise."""
+    if not isinstance(value, str):
+        raise TypeError(f"{name}={show(value)} must be a string")
+    if not value.strip():
+        raise ValueError(f"{name}={show(value)} must be a non-empty string")
+    return value
+
+
+def choice(name: str, value: object, options: Iterable[_T]) -> _T:
+    """``value`` if it equals one of ``options`` (a bool never matches a number); else
+    ``ValueError`` listing the options."""
+    listed = tuple(options)
+    for option in listed:
+        same_kind = isinstance(value, bool | np.bool_) == isinstance(option, bool | np.bool_)
+        try:
+            equal = bool(value == option)
+        except (TypeError, ValueError):  # an array compared elementwise
+            equal = False
+        if same_kind and equal:
+            return option
+    raise ValueError(f"{name}={show(value)} is not one of: {', '.join(map(repr, listed))}")
+
+
+def optional(name: str, value: object, check: Any, *args: Any, **kwargs: Any) -> Any:
+    """``None`` stays ``None``; anything else goes through ``check(name, value, ...)``."""
+    return None if value is None else check(name, value, *args, **kwargs)

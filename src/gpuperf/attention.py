@@ -30,7 +30,15 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ._validate import positive_float, positive_int
+from ._validate import (
+    MAX_PRODUCT,
+    choice,
+    flag,
+    positive_float,
+    positive_int,
+    real_number,
+    show,
+)
 from .cost import OpCost, attention_flops
 from .units import bytes_per_element, check_precision
 
@@ -51,6 +59,11 @@ class FlashBlocks:
     sram_elements: int
     block_c: int
     block_r: int
+
+    def __post_init__(self) -> None:
+        for label in ("sram_bytes", "head_dim", "sram_elements", "block_c", "block_r"):
+            positive_int(label, getattr(self, label), maximum=MAX_PRODUCT)
+        check_precision(self.precision)
 
     def row_blocks(self, seq_len: int) -> int:
         """T_r = ⌈N / B_r⌉: blocks of Q (and O)."""
@@ -138,8 +151,12 @@ def hbm_traffic_flash(
     Reads Nd + T_r·2Nd, writes Nd + N.
     """
     n, d, copies = _sizes(seq_len, head_dim, batch, heads)
-    if isinstance(version, bool) or version not in (1, 2):
-        raise ValueError(f"version={version!r} must be 1 or 2")
+    try:
+        known = not isinstance(version, bool) and version in (1, 2)
+    except (TypeError, ValueError):  # an array: its truth value is ambiguous
+        known = False
+    if not known:
+        raise ValueError(f"version={show(version)} must be 1 or 2")
     blocks = flash_block_sizes(sram_bytes, d, precision)
     b_r = blocks.block_r if block_r is None else positive_int("block_r", block_r)
     b_c = blocks.block_c if block_c is None else positive_int("block_c", block_c)
@@ -176,6 +193,10 @@ def io_complexity_flash(seq_len: int, head_dim: int, sram_elements: int) -> floa
     return n * n * d * d / m
 
 
+#: The implementations :func:`attention_memory` knows.
+IMPLEMENTATIONS = ("standard", "flash")
+
+
 @dataclass(frozen=True)
 class AttentionMemory:
     """HBM footprint of one attention forward: inputs, output and intermediates, in bytes."""
@@ -184,6 +205,11 @@ class AttentionMemory:
     inputs_bytes: float
     output_bytes: float
     intermediate_bytes: float
+
+    def __post_init__(self) -> None:
+        choice("implementation", self.implementation, IMPLEMENTATIONS)
+        for label in ("inputs_bytes", "output_bytes", "intermediate_bytes"):
+            object.__setattr__(self, label, positive_float(label, getattr(self, label)))
 
     @property
     def total_bytes(self) -> float:
@@ -205,6 +231,7 @@ def attention_memory(
     """
     n, d, copies = _sizes(seq_len, head_dim, batch, heads)
     size = bytes_per_element(precision)
+    implementation = choice("implementation", implementation, IMPLEMENTATIONS)
     if implementation == "standard":
         extra = 2 * n * n * size
     elif implementation == "flash":
@@ -277,6 +304,7 @@ def naive_attention(
     as ``torch.nn.functional.scaled_dot_product_attention``); a fully masked row gives zeros.
     """
     q, k, v = _scores("q", q, 2), _scores("k", k, 2), _scores("v", v, 2)
+    causal = flag("causal", causal)
     if not (np.all(np.isfinite(q)) and np.all(np.isfinite(k)) and np.all(np.isfinite(v))):
         raise ValueError("q, k and v must be finite")
     if q.shape[-1] != k.shape[-1] or k.shape[-2] != v.shape[-2]:
@@ -338,6 +366,35 @@ class OnlineSoftmaxStep:
     sum_after: float
     rescale: float
 
+    def __post_init__(self) -> None:
+        index = positive_int("index", self.index, minimum=0)
+        start = positive_int("start", self.start, minimum=0)
+        stop = positive_int("stop", self.stop, minimum=start + 1)
+        if not isinstance(self.values, tuple | list) or len(self.values) != stop - start:
+            raise ValueError(
+                f"values={show(self.values)} must be a tuple of the {stop - start} scores in "
+                f"[start, stop) = [{start}, {stop})"
+            )
+        values = tuple(real_number(f"values[{i}]", v) for i, v in enumerate(self.values))
+        if any(math.isnan(v) or v == math.inf for v in values):
+            raise ValueError(f"values={show(self.values)} must be finite or -inf (a mask)")
+        object.__setattr__(self, "values", values)
+        for label in ("block_max", "max_before", "max_after"):
+            value = real_number(label, getattr(self, label))
+            if math.isnan(value) or value == math.inf:
+                raise ValueError(f"{label}={value!r} must be finite or -inf (all masked)")
+            object.__setattr__(self, label, value)
+        for label in ("sum_before", "sum_after"):
+            value = positive_float(label, getattr(self, label), allow_zero=True, bounded=False)
+            object.__setattr__(self, label, value)
+        rescale = positive_float("rescale", self.rescale, allow_zero=True, bounded=False)
+        if rescale > 1:
+            raise ValueError(f"rescale={rescale!r} must be in [0, 1]")
+        object.__setattr__(self, "rescale", rescale)
+        object.__setattr__(self, "index", index)
+        object.__setattr__(self, "start", start)
+        object.__setattr__(self, "stop", stop)
+
 
 def online_softmax_steps(row: object, block_size: int) -> tuple[OnlineSoftmaxStep, ...]:
     """Walk one row block by block, recording the running max and sum (for a widget).
@@ -375,3 +432,23 @@ def online_softmax_steps(row: object, block_size: int) -> tuple[OnlineSoftmaxSte
         )
         running_max, running_sum = new_max, new_sum
     return tuple(steps)
+
+
+__all__ = [
+    "IMPLEMENTATIONS",
+    "STATS_PRECISION",
+    "AttentionMemory",
+    "FlashBlocks",
+    "OnlineSoftmaxStep",
+    "attention_memory",
+    "attention_memory_bytes",
+    "flash_block_sizes",
+    "hbm_traffic_flash",
+    "hbm_traffic_standard",
+    "io_complexity_flash",
+    "io_complexity_standard",
+    "naive_attention",
+    "online_softmax",
+    "online_softmax_steps",
+    "softmax",
+]

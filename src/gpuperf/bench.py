@@ -1,24 +1,45 @@
-"""Measure course kernels on a real GPU against their roofline floor.
+"""Measure course kernels on a real GPU against their roofline floor and their torch counterpart.
 
 Every line prints the bound first, then the measurement: ``floor 41 µs (HBM), measured 47 µs,
 87 % of roofline``. The floor is ``max(FLOPs / peak, bytes / bandwidth)`` from the kernel's cost
 model, with peak and bandwidth from the chip table (:mod:`gpuperf.hardware`) or from ceilings
 measured once on this GPU (a large device-to-device copy and a large ``torch.matmul``), which
-are the roofs a kernel can actually reach. Timings come from ``triton.testing.do_bench``.
+are the roofs a kernel can actually reach. Timings are medians of ``triton.testing.do_bench``.
+
+``python -m gpuperf.bench`` runs every case of :func:`cases` — each course kernel next to its
+torch counterpart in the same run (cuBLAS for the matmuls; for FlashAttention both the FLASH
+backend of ``scaled_dot_product_attention`` and its default backend, cuDNN on an H100). Before
+timing, each case checks correctness on the very inputs it will time: the relative error
+``‖out − ref‖ / ‖ref‖`` against an fp32/fp64 torch reference must be within the precision's
+tolerance (:mod:`gpuperf.tolerances`), or the case is reported wrong and not timed. The table
+gives the ratio to torch and the fraction of the roofline; then every target of issue 14's
+table (:data:`TARGETS`) is reported as met, not met, or not measured. ``--json PATH`` writes the
+run as a ``gpuperf.bench/1`` document (provenance: chip, device, driver, CUDA, torch, Triton,
+numpy, date, commit; one record per case), the format :func:`gpuperf.measurements.load_kernels`
+reads. :func:`evaluate_targets` applies the targets to any such record set, e.g. the H100 run
+shipped with the package.
 
 With no CUDA GPU nothing can be measured: :func:`main` says so and exits non-zero, and every
 function that would time something raises :class:`NoGPUError`. Nothing here invents a number.
 
-Targets the harness reports against (to be verified on a GPU, see :data:`TARGETS`).
-Run: ``python -m gpuperf.bench [--chip A100] [--table-ceilings]``.
+Run: ``python -m gpuperf.bench [--json PATH] [--only REGEX] [--chip A100] [--table-ceilings]``.
 """
 
 from __future__ import annotations
 
+import contextlib
+import datetime as _dt
+import json
+import math
+import re
+import subprocess
 import sys
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
 
+from ._validate import positive_float
 from .cost import OpCost
 from .runtime import has_cuda_gpu, require
 from .units import format_bandwidth, format_flops, format_seconds
@@ -28,17 +49,210 @@ NO_GPU_MESSAGE = (
     "invents a timing. Run this on a GPU (e.g. Colab: Runtime → Change runtime type → T4 GPU); "
     "the roofline floors are available without a GPU from gpuperf.roofline."
 )
-
-#: What the harness checks on a GPU: (description, fraction, what it is a fraction of).
-TARGETS = (
-    ("memory-bound kernels", 0.85, "of the measured copy bandwidth"),
-    ("fp16 matmul at 4096³", 0.90, "of torch.matmul on A100/H100"),
-    ("FlashAttention-2 forward, N=4096, d=64", 0.70, "of torch's scaled_dot_product_attention"),
+#: Schema name of the JSON document ``--json`` writes (read by gpuperf.measurements).
+SCHEMA = "gpuperf.bench/1"
+METHOD = (
+    "median of triton.testing.do_bench (warm-up {warmup} ms, {rep} ms of repeats) on fresh "
+    "random inputs; torch equivalents timed in the same run (cuBLAS; SDPA with the "
+    "FLASH_ATTENTION backend forced for torch_us, and SDPA's default backend in the 'vs SDPA "
+    "default' rows); rel_err = |out - ref| / |ref| against an fp32/fp64 torch reference, "
+    "checked before timing; frac_copy_bw = achieved bandwidth / the copy bandwidth measured in "
+    "the same run"
 )
 
 
 class NoGPUError(RuntimeError):
     """Raised instead of returning a number when there is no GPU to measure on."""
+
+
+# --------------------------------------------------------------------------------------------
+# Targets: issue 14's table, as data.
+
+
+@dataclass(frozen=True)
+class Target:
+    """``metric`` ≥ ``threshold`` in every record matching each of ``cases`` (regexes).
+
+    ``metric`` is a record key: ``frac_copy_bw`` (achieved / measured copy bandwidth) or
+    ``speed_vs_torch`` (torch time / kernel time: 0.9 means 90 % of torch's speed).
+    """
+
+    name: str
+    metric: str
+    threshold: float
+    cases: tuple[str, ...]
+    today: str = ""  # the H100 measurement the target was set against
+
+
+_MEM = r" fp32 2\^26$"
+_SHAPES_ONLINE = ("4096, 4096", "8192, 8192", "16384, 1024", "1024, 32768")
+_FA = "FA{v} fp16 B4 H16 N4096 d{d} causal={c}"
+
+TARGETS: tuple[Target, ...] = (
+    Target(
+        "memory-bound kernels ≥ 95 % of the measured copy bandwidth",
+        "frac_copy_bw",
+        0.95,
+        (
+            "^vector_add" + _MEM,
+            "^relu" + _MEM,
+            "^gelu" + _MEM,
+            "^copy_coalesced" + _MEM,
+            r"^sin2cos2 fused",
+            r"^transpose_tiled fp32",
+        ),
+        "95–99 %",
+    ),
+    Target(
+        "fused softmax fp32 keeps ≥ 85 % of copy bandwidth",
+        "frac_copy_bw",
+        0.85,
+        tuple(rf"^softmax fp32 \({s}\)$" for s in _SHAPES_ONLINE[:3]),
+        "89–98 %",
+    ),
+    Target(
+        "softmax_online fp32 ≥ 85 % of copy bandwidth at every shape",
+        "frac_copy_bw",
+        0.85,
+        tuple(rf"^softmax_online fp32 \({s}\)$" for s in _SHAPES_ONLINE),
+        "59–86 %",
+    ),
+    Target(
+        "matmul fp16/bf16 default ≥ 90 % of torch at 4096³ and 8192³",
+        "speed_vs_torch",
+        0.90,
+        tuple(
+            rf"^matmul torch\.{t} {n}³ default$"
+            for t in ("float16", "bfloat16")
+            for n in (4096, 8192)
+        ),
+        "35–41 %",
+    ),
+    Target(
+        "matmul fp16/bf16 autotune ≥ 95 % of torch at 4096³ and 8192³",
+        "speed_vs_torch",
+        0.95,
+        tuple(
+            rf"^matmul torch\.{t} {n}³ autotune$"
+            for t in ("float16", "bfloat16")
+            for n in (4096, 8192)
+        ),
+        "84–93 %",
+    ),
+    Target(
+        "matmul bf16 1024³ autotune ≥ 70 % of torch",
+        "speed_vs_torch",
+        0.70,
+        (r"^matmul torch\.bfloat16 1024³ autotune$",),
+        "9 %",
+    ),
+    Target(
+        "FlashAttention fwd fp16 ≥ 1.0× SDPA's FLASH backend",
+        "speed_vs_torch",
+        1.0,
+        tuple(
+            "^" + re.escape(_FA.format(v=" fwd", d=d, c=c)) + "$"
+            for d in (64, 128)
+            for c in (False, True)
+        ),
+        "0.80–0.98×",
+    ),
+    Target(
+        "Hopper FlashAttention fwd fp16 ≥ 0.85× the default SDPA",
+        "speed_vs_torch",
+        0.85,
+        tuple(
+            "^" + re.escape(_FA.format(v="-hopper fwd", d=d, c=c) + " vs SDPA default") + "$"
+            for d in (64, 128)
+            for c in (False, True)
+        ),
+        "0.65× (the portable kernel)",
+    ),
+    Target(
+        "FlashAttention fwd+bwd fp16 d64 ≥ 0.9× SDPA's FLASH backend",
+        "speed_vs_torch",
+        0.90,
+        tuple("^" + re.escape(_FA.format(v=" fwd+bwd", d=64, c=c)) + "$" for c in (False, True)),
+        "0.69–0.79×",
+    ),
+)
+
+
+@dataclass(frozen=True)
+class TargetResult:
+    """One target evaluated on a record set: ``status`` is "met", "not met" or "not measured"."""
+
+    target: Target
+    status: str
+    worst_case: str | None = None
+    worst_value: float | None = None
+    missing: tuple[str, ...] = ()
+    wrong: tuple[str, ...] = ()
+
+    def format(self) -> str:
+        t = self.target
+        unit = "of copy bw" if t.metric == "frac_copy_bw" else "of torch's speed"
+        head = f"[{self.status.upper()}] {t.name}"
+        parts = []
+        if self.worst_case is not None:
+            parts.append(f"worst {self.worst_value:.0%} {unit} ({self.worst_case})")
+        if self.wrong:
+            parts.append(f"wrong result, not timed: {', '.join(self.wrong)}")
+        if self.missing:
+            parts.append(f"no record for {len(self.missing)} case(s): {', '.join(self.missing)}")
+        return head + (": " + "; ".join(parts) if parts else "")
+
+
+def evaluate_targets(
+    records: Iterable[dict[str, Any]], targets: Iterable[Target] = TARGETS
+) -> list[TargetResult]:
+    """Each target as met / not met / not measured on ``records`` (dicts with ``case`` and the
+    metric; a record timed as 0 µs means its correctness check failed, which fails the target).
+
+    "not measured" means some case the target names has no record; the worst value among the
+    cases that do is still reported. Works on a document's ``records`` or a bare list.
+    """
+    records = list(records)
+    out = []
+    for t in targets:
+        values: list[tuple[float, str]] = []
+        missing, wrong = [], []
+        for pattern in t.cases:
+            found = [r for r in records if re.search(pattern, str(r.get("case", "")))]
+            if not found:
+                missing.append(pattern.strip("^$").replace("\\", ""))
+            for r in found:
+                value = r.get(t.metric)
+                if not r.get("us") or value is None:
+                    wrong.append(r["case"])
+                else:
+                    values.append((float(value), r["case"]))
+        worst = min(values) if values else None
+        if missing:
+            status = "not measured"
+        elif wrong or worst is None or worst[0] < t.threshold:
+            status = "not met"
+        else:
+            status = "met"
+        out.append(
+            TargetResult(
+                t,
+                status,
+                worst[1] if worst else None,
+                worst[0] if worst else None,
+                tuple(missing),
+                tuple(wrong),
+            )
+        )
+    return out
+
+
+def format_targets(results: Iterable[TargetResult]) -> str:
+    return "\n".join(r.format() for r in results)
+
+
+# --------------------------------------------------------------------------------------------
+# Floors and measurements.
 
 
 @dataclass(frozen=True)
@@ -58,12 +272,15 @@ def roofline_floor(
     bandwidth_bytes_per_s: float,
     source: str = "",
 ) -> Floor:
-    """Floor for ``op`` given a math peak and a memory bandwidth (both > 0)."""
-    if peak_flops_per_s <= 0 or bandwidth_bytes_per_s <= 0:
-        raise ValueError(
-            f"peak_flops_per_s={peak_flops_per_s!r} and bandwidth_bytes_per_s="
-            f"{bandwidth_bytes_per_s!r} must be > 0"
-        )
+    """Floor for ``op`` given a math peak and a memory bandwidth (both finite and > 0)."""
+    for name, value in (
+        ("peak_flops_per_s", peak_flops_per_s),
+        ("bandwidth_bytes_per_s", bandwidth_bytes_per_s),
+    ):
+        try:
+            positive_float(name, value)
+        except ValueError:
+            raise ValueError(f"{name}={value!r} must be a finite number > 0") from None
     t_math = op.flops / peak_flops_per_s
     t_mem = op.bytes / bandwidth_bytes_per_s
     bound = "compute" if t_math > t_mem else "HBM"
@@ -122,7 +339,13 @@ def _require_gpu() -> None:
         raise NoGPUError(NO_GPU_MESSAGE)
 
 
-def measure_seconds(fn: Callable[[], object], *, warmup_ms: int = 25, rep_ms: int = 100) -> float:
+WARMUP_MS = 25
+REP_MS = 100
+
+
+def measure_seconds(
+    fn: Callable[[], object], *, warmup_ms: int = WARMUP_MS, rep_ms: int = REP_MS
+) -> float:
     """Median time of ``fn()`` in seconds with ``triton.testing.do_bench`` (GPU only)."""
     _require_gpu()
     testing = require("triton.testing", "pip install triton")
@@ -152,91 +375,366 @@ def measure_ceilings(copy_bytes: int = 1 << 30, matmul_n: int = 8192) -> Ceiling
     return Ceilings(2 * src.numel() * 2 / t_copy, 2 * matmul_n**3 / t_mm)
 
 
-def _cases() -> list[tuple[str, OpCost, str, Callable[[], Callable[[], object]]]]:
-    """(name, cost, precision, setup) per kernel; setup allocates and returns the callable."""
+# --------------------------------------------------------------------------------------------
+# Correctness on the inputs that are timed.
+
+
+def relative_error(out: Any, ref: Any) -> float:
+    """‖out − ref‖ / ‖ref‖ in float64 over one tensor or a tuple of them (NaN → inf)."""
+    import torch
+
+    outs = out if isinstance(out, tuple | list) else (out,)
+    refs = ref if isinstance(ref, tuple | list) else (ref,)
+    if len(outs) != len(refs):
+        raise ValueError(f"{len(outs)} outputs but {len(refs)} references")
+    num = den = 0.0
+    for o, r in zip(outs, refs, strict=True):
+        if o.shape != r.shape:
+            raise ValueError(f"output shape {tuple(o.shape)} but reference {tuple(r.shape)}")
+        d = o.double() - r.double()
+        num += float(torch.linalg.vector_norm(d)) ** 2
+        den += float(torch.linalg.vector_norm(r.double())) ** 2
+    if not math.isfinite(num):
+        return math.inf
+    return math.sqrt(num) / math.sqrt(den) if den > 0 else math.sqrt(num)
+
+
+def error_threshold(precision: str) -> float:
+    """Largest relative error a case may show: the precision's ``rtol`` (gpuperf.tolerances)."""
+    from .tolerances import tolerance
+
+    return tolerance(precision).rtol
+
+
+# --------------------------------------------------------------------------------------------
+# The cases. Building the list allocates nothing; ``setup()`` allocates on the GPU.
+
+
+@dataclass(frozen=True)
+class Prepared:
+    """A case ready to run: the kernel call, its output and reference for the correctness
+    check, and the torch counterparts (the first is ``torch_us``; every further one gets its own
+    record named ``<case> vs <label>``)."""
+
+    kernel: Callable[[], object]
+    output: Callable[[], Any] | None = None
+    reference: Callable[[], Any] | None = None
+    torch: dict[str, Callable[[], object]] = field(default_factory=dict)
+    grad: bool = False  # the calls run a backward pass: keep grad mode on
+
+
+@dataclass(frozen=True)
+class Case:
+    """One benchmark case: a name (the record's ``case``), its cost model, its precision."""
+
+    name: str
+    op: OpCost
+    precision: str
+    setup: Callable[[], Prepared]
+    min_capability: tuple[int, int] = (7, 0)  # bf16 and TF32 need sm_80; TMA needs sm_90
+
+    @property
+    def memory_bound(self) -> bool:
+        """Elementwise, copy, softmax: a few FLOPs per byte at most (matmul has thousands)."""
+        return self.op.flops < 10 * self.op.bytes
+
+
+def _sdpa(backend: str | None):
+    """SDPA with ``backend`` forced (``"FLASH_ATTENTION"``), or its default choice (None)."""
+    from torch.nn.functional import scaled_dot_product_attention as sdpa
+
+    def call(q, k, v, causal):
+        if backend is None:
+            return sdpa(q, k, v, is_causal=causal)
+        from torch.nn.attention import SDPBackend, sdpa_kernel
+
+        with sdpa_kernel(getattr(SDPBackend, backend)):
+            return sdpa(q, k, v, is_causal=causal)
+
+    return call
+
+
+def cases(quick: bool = False) -> list[Case]:
+    """Every benchmark case, in the order they run (``quick``: one shape of each kind)."""
     import torch
 
     from . import cost, kernels
-    from .kernels.flash_attention import attention_cost
-    from .kernels.fusion import sin2cos2_cost
+    from .kernels.fusion import sin2cos2_cost, sin2cos2_unfused
 
     n = 1 << 26
-    mm = 4096
-    b, h, s, d = 4, 16, 4096, 64
+    dev = "cuda"
+    out: list[Case] = []
 
-    def vec(fn, dtype=torch.float32, inputs=1):
+    def unary(fn, ref, dtype=torch.float32):
         def setup():
-            xs = [torch.randn(n, device="cuda", dtype=dtype) for _ in range(inputs)]
-            return lambda: fn(*xs)
+            x = torch.randn(n, device=dev, dtype=dtype)
+            return Prepared(lambda: fn(x), lambda: fn(x), lambda: ref(x.double()), {})
 
         return setup
 
-    def matmul_setup(fn):
+    def with_torch(setup_fn, torch_fn_of):
         def setup():
-            x = torch.randn(mm, mm, device="cuda", dtype=torch.float16)
-            y = torch.randn(mm, mm, device="cuda", dtype=torch.float16)
-            return lambda: fn(x, y)
+            p = setup_fn()
+            return Prepared(p.kernel, p.output, p.reference, torch_fn_of(p))
 
         return setup
 
-    def attn_setup(fn):
-        def setup():
-            q, k, v = (
-                torch.randn(b, h, s, d, device="cuda", dtype=torch.float16) for _ in range(3)
+    # Memory-bound kernels: bytes moved over the measured copy bandwidth.
+    def vec_add():
+        x, y = (torch.randn(n, device=dev) for _ in range(2))
+        f = lambda: kernels.vector_add(x, y)
+        return Prepared(f, f, lambda: x.double() + y.double(), {"torch": lambda: x + y})
+
+    out.append(
+        Case("vector_add fp32 2^26", cost.elementwise(n, "fp32", n_inputs=2), "fp32", vec_add)
+    )
+
+    def copy():
+        x = torch.randn(n, device=dev)
+        f = lambda: kernels.copy_coalesced(x)
+        return Prepared(f, f, lambda: x.double(), {"torch": lambda: x.clone()})
+
+    out.append(Case("copy_coalesced fp32 2^26", OpCost(0, 4 * n, 4 * n), "fp32", copy))
+    for name, fn, ref, flops in (
+        ("relu", kernels.relu, torch.relu, 1),
+        ("gelu", kernels.gelu, torch.nn.functional.gelu, 8),
+    ):
+
+        def act(fn=fn, ref=ref):
+            x = torch.randn(n, device=dev)
+            f = lambda: fn(x)
+            return Prepared(f, f, lambda: ref(x.double()), {"torch": lambda: ref(x)})
+
+        op = cost.elementwise(n, "fp32", flops_per_element=flops)
+        out.append(Case(f"{name} fp32 2^26", op, "fp32", act))
+
+    def fused():
+        x = torch.randn(n, device=dev)
+        f = lambda: kernels.sin2cos2_fused(x)
+        ref = lambda: torch.sin(x.double()) ** 2 + torch.cos(x.double()) ** 2
+        return Prepared(f, f, ref, {"unfused torch": lambda: sin2cos2_unfused(x)})
+
+    out.append(Case("sin2cos2 fused vs unfused(torch)", sin2cos2_cost(n), "fp32", fused))
+
+    def strided():
+        x = torch.randn(4 * n, device=dev)
+        f = lambda: kernels.copy_strided(x, 4)
+        return Prepared(f, f, lambda: x[::4].double(), {})
+
+    useful = OpCost(0, 4 * n, 4 * n, "copy_strided useful bytes")
+    out.append(Case("copy_strided stride 4 (useful bytes)", useful, "fp32", strided))
+
+    shapes = (
+        [(4096, 4096)] if quick else [(4096, 4096), (8192, 8192), (16384, 1024), (1024, 32768)]
+    )
+    for rows, cols in shapes:
+        for variant, fn in (
+            ("softmax", kernels.softmax),
+            ("softmax_online", kernels.softmax_online),
+        ):
+
+            def sm(rows=rows, cols=cols, fn=fn):
+                x = torch.randn(rows, cols, device=dev)
+                f = lambda: fn(x)
+                ref = lambda: torch.softmax(x.double(), dim=-1)
+                return Prepared(f, f, ref, {"torch": lambda: torch.softmax(x, dim=-1)})
+
+            out.append(
+                Case(
+                    f"{variant} fp32 ({rows}, {cols})",
+                    cost.softmax(rows, cols, "fp32"),
+                    "fp32",
+                    sm,
+                )
             )
-            return lambda: fn(q, k, v)
 
-        return setup
+    side = 8192
+    for variant, fn, torch_fn in (
+        ("transpose_naive", kernels.transpose_naive, None),
+        ("transpose_tiled", kernels.transpose_tiled, lambda x: x.t().contiguous()),
+    ):
 
-    sdpa = torch.nn.functional.scaled_dot_product_attention
-    return [
-        (
-            "vector_add fp32",
-            cost.elementwise(n, "fp32", n_inputs=2),
-            "fp32",
-            vec(kernels.vector_add, inputs=2),
-        ),
-        ("relu fp16", cost.elementwise(n, "fp16"), "fp16", vec(kernels.relu, torch.float16)),
-        ("gelu fp32", cost.elementwise(n, "fp32", flops_per_element=8), "fp32", vec(kernels.gelu)),
-        (
-            "sin²+cos² unfused (torch)",
-            sin2cos2_cost(n, fused=False),
-            "fp32",
-            vec(kernels.sin2cos2_unfused),
-        ),
-        ("sin²+cos² fused", sin2cos2_cost(n), "fp32", vec(kernels.sin2cos2_fused)),
-        ("copy coalesced fp32", OpCost(0, 4 * n, 4 * n), "fp32", vec(kernels.copy_coalesced)),
-        (
-            "softmax fp32 4096×4096",
-            cost.softmax(4096, 4096, "fp32"),
-            "fp32",
-            lambda: (lambda x: lambda: kernels.softmax(x))(torch.randn(4096, 4096, device="cuda")),
-        ),
-        (
-            "matmul fp16 4096³",
-            cost.matmul(mm, mm, mm, "fp16"),
-            "fp16",
-            matmul_setup(lambda x, y: kernels.matmul(x, y, autotune=True)),
-        ),
-        (
-            "torch.matmul fp16 4096³",
-            cost.matmul(mm, mm, mm, "fp16"),
-            "fp16",
-            matmul_setup(torch.matmul),
-        ),
-        (
-            "FlashAttention-2 fwd fp16 N=4096 d=64",
-            attention_cost(b, h, s, d, "fp16"),
-            "fp16",
-            attn_setup(lambda q, k, v: kernels.FlashAttention.apply(q, k, v, False)),
-        ),
-        (
-            "torch SDPA fwd fp16 N=4096 d=64",
-            attention_cost(b, h, s, d, "fp16"),
-            "fp16",
-            attn_setup(sdpa),
-        ),
-    ]
+        def tr(fn=fn, torch_fn=torch_fn):
+            x = torch.randn(side, side, device=dev)
+            f = lambda: fn(x)
+            ref = lambda: x.t().double()
+            return Prepared(f, f, ref, {"torch": lambda: torch_fn(x)} if torch_fn else {})
+
+        op = OpCost(0, 4 * side * side, 4 * side * side, "transpose")
+        out.append(Case(f"{variant} fp32 {side}²", op, "fp32", tr))
+
+    # Matmul: FLOP/s over cuBLAS in the same run.
+    sizes = [4096] if quick else [1024, 4096, 8192]
+    for dtype in (torch.float16, torch.bfloat16):
+        for size in sizes:
+            for mode in ("default", "autotune"):
+
+                def mm(size=size, dtype=dtype, mode=mode):
+                    a = torch.randn(size, size, device=dev, dtype=dtype)
+                    b = torch.randn(size, size, device=dev, dtype=dtype)
+                    f = lambda: kernels.matmul(a, b, autotune=mode == "autotune")
+                    ref = lambda: a.double() @ b.double()
+                    return Prepared(f, f, ref, {"cuBLAS": lambda: a @ b})
+
+                prec = "fp16" if dtype == torch.float16 else "bf16"
+                op = cost.matmul(size, size, size, prec)
+                cc = (7, 0) if prec == "fp16" else (8, 0)
+                out.append(Case(f"matmul {dtype} {size}³ {mode}", op, prec, mm, cc))
+    for tf32 in (False, True):
+
+        def mm32(tf32=tf32):
+            a, b = (torch.randn(4096, 4096, device=dev) for _ in range(2))
+            f = lambda: kernels.matmul(a, b, tf32=tf32)
+
+            def cublas():
+                old = torch.backends.cuda.matmul.allow_tf32
+                torch.backends.cuda.matmul.allow_tf32 = tf32
+                try:
+                    return a @ b
+                finally:
+                    torch.backends.cuda.matmul.allow_tf32 = old
+
+            return Prepared(f, f, lambda: a.double() @ b.double(), {"cuBLAS": cublas})
+
+        prec = "tf32" if tf32 else "fp32"
+        op = cost.matmul(4096, 4096, 4096, "fp32")
+        cc = (8, 0) if tf32 else (7, 0)
+        out.append(Case(f"matmul fp32 4096³ tf32={tf32}", op, prec, mm32, cc))
+
+    # FlashAttention: the FLASH backend of SDPA (torch_us) and SDPA's default backend.
+    flash, default = _sdpa("FLASH_ATTENTION"), _sdpa(None)
+    fa_shapes = [(4, 16, 4096, 64)] if quick else [(4, 16, 4096, 64), (4, 16, 4096, 128)]
+    variants = [(" fwd", kernels.flash_attention, (7, 0))]
+    hopper = getattr(kernels, "flash_attention_hopper", None)
+    if hopper is not None:
+        variants.append(("-hopper fwd", hopper, (9, 0)))
+    for b, h, s, d in fa_shapes:
+        for causal in (False, True):
+            for label, fn, cc in variants:
+
+                def fa(b=b, h=h, s=s, d=d, causal=causal, fn=fn):
+                    q, k, v = (
+                        torch.randn(b, h, s, d, device=dev, dtype=torch.float16) for _ in range(3)
+                    )
+
+                    def run():
+                        with torch.no_grad():
+                            return fn(q, k, v, causal)
+
+                    ref = lambda: default(q.float(), k.float(), v.float(), causal)
+                    return Prepared(
+                        run,
+                        run,
+                        ref,
+                        {
+                            "SDPA FLASH": lambda: flash(q, k, v, causal),
+                            "SDPA default": lambda: default(q, k, v, causal),
+                        },
+                    )
+
+                op = cost.attention(b, h, s, d, "fp16", causal=causal)
+                name = f"FA{label} fp16 B{b} H{h} N{s} d{d} causal={causal}"
+                out.append(Case(name, op, "fp16", fa, cc))
+
+            def fab(b=b, h=h, s=s, d=d, causal=causal):
+                q, k, v = (
+                    torch.randn(b, h, s, d, device=dev, dtype=torch.float16, requires_grad=True)
+                    for _ in range(3)
+                )
+                do = torch.randn_like(q)
+
+                def step(attn):
+                    def call():
+                        q.grad = k.grad = v.grad = None
+                        attn(q, k, v, causal).backward(do)
+                        return q.grad
+
+                    return call
+
+                def ref():
+                    qf, kf, vf = (t.detach().float().requires_grad_() for t in (q, k, v))
+                    default(qf, kf, vf, causal).backward(do.float())
+                    return qf.grad
+
+                return Prepared(
+                    step(kernels.flash_attention),
+                    step(kernels.flash_attention),
+                    ref,
+                    {"SDPA FLASH": step(flash), "SDPA default": step(default)},
+                    grad=True,
+                )
+
+            fwd = cost.attention(b, h, s, d, "fp16", causal=causal)
+            op = OpCost(3.5 * fwd.flops, 2 * fwd.bytes_read, 2 * fwd.bytes_written, "attn fwd+bwd")
+            out.append(
+                Case(f"FA fwd+bwd fp16 B{b} H{h} N{s} d{d} causal={causal}", op, "fp16", fab)
+            )
+    return out
+
+
+# --------------------------------------------------------------------------------------------
+# Running.
+
+
+@dataclass
+class Run:
+    """What one ``python -m gpuperf.bench`` run produced."""
+
+    records: list[dict[str, Any]]
+    measurements: list[Measurement]
+    roofline: dict[str, dict[str, Any]]
+    ceilings: Ceilings | None
+    chip_name: str | None
+    wrong: list[str]
+
+
+def measure_case(case: Case, floor: Floor, copy_bandwidth: float | None) -> list[dict[str, Any]]:
+    """Check ``case`` for correctness, then time it and its torch counterparts (GPU only).
+
+    Returns the records: the case itself (``torch_us`` from the first counterpart), then one
+    ``<case> vs <label>`` record per further counterpart. A wrong result is recorded with its
+    ``rel_err`` and ``us = 0`` (not timed).
+    """
+    _require_gpu()
+    import torch
+
+    p = case.setup()
+    record: dict[str, Any] = {"case": case.name}
+    if p.output is not None and p.reference is not None:
+        with contextlib.nullcontext() if p.grad else torch.no_grad():
+            got = p.output()
+            want = p.reference()
+        if torch.cuda.is_available():
+            torch.cuda.synchronize()
+        record["rel_err"] = relative_error(got, want)
+        del got, want
+        if not record["rel_err"] <= error_threshold(case.precision):
+            record["us"] = 0.0
+            return [record]
+    t = measure_seconds(p.kernel)
+    record["us"] = t * 1e6
+    rates: dict[str, Any] = {}
+    if case.op.flops and not case.memory_bound:
+        rates["TFLOPs"] = case.op.flops / t / 1e12
+    else:
+        rates["GBps"] = case.op.bytes / t / 1e9
+        if copy_bandwidth:
+            rates["frac_copy_bw"] = case.op.bytes / t / copy_bandwidth
+    records = []
+    for i, (label, fn) in enumerate(p.torch.items()):
+        t_torch = measure_seconds(fn)
+        r = dict(record) if i == 0 else {"case": f"{case.name} vs {label}", "us": t * 1e6}
+        r["torch_us"] = t_torch * 1e6
+        r["speed_vs_torch"] = t_torch / t
+        if "TFLOPs" in rates:
+            r["torch_TFLOPs"] = case.op.flops / t_torch / 1e12
+        r.update(rates)
+        if i:
+            r["rel_err"] = record.get("rel_err")
+        records.append(r)
+    if not records:
+        records.append({**record, **rates})
+    return [{k: v for k, v in r.items() if v is not None} for r in records]
 
 
 def _progress(items, enabled: bool):
@@ -253,15 +751,20 @@ def _progress(items, enabled: bool):
     total = len(items)
     for i, item in enumerate(items, 1):
         bar = "#" * (20 * i // total)
-        print(f"\r[{bar:<20}] {i}/{total} {item[0][:40]:<40}", end="", file=sys.stderr)
+        print(f"\r[{bar:<20}] {i}/{total} {item.name[:40]:<40}", end="", file=sys.stderr)
         yield item
     print(file=sys.stderr)
 
 
-def run(
-    chip_name: str | None = None, *, measured_ceilings: bool = True, progress: bool = True
-) -> list[Measurement]:
-    """Measure every course kernel on this GPU (raises :class:`NoGPUError` without one)."""
+def collect(
+    chip_name: str | None = None,
+    *,
+    measured_ceilings: bool = True,
+    progress: bool = True,
+    only: str | None = None,
+    quick: bool = False,
+) -> Run:
+    """Measure every case (or those whose name matches ``only``) on this GPU."""
     _require_gpu()
     import torch
 
@@ -276,23 +779,181 @@ def run(
             f"GPU {torch.cuda.get_device_name()!r} is not in the chip table; pass chip_name "
             "or use measured_ceilings=True"
         )
-    out = []
-    for name, op, precision, setup in _progress(_cases(), progress):
+    capability = torch.cuda.get_device_capability()
+    selected = [c for c in cases(quick) if only is None or re.search(only, c.name)]
+    for c in selected:
+        if capability < c.min_capability:
+            major, minor = c.min_capability
+            print(f"skipped on this GPU (needs sm_{major}{minor}): {c.name}", file=sys.stderr)
+    selected = [c for c in selected if capability >= c.min_capability]
+    records, measurements, roofline, wrong = [], [], {}, []
+    for case in _progress(selected, progress):
         if ceilings is not None:
-            peak = (
-                ceilings.matmul_flops_per_s
-                if precision == "fp16"
-                else (the_chip.peak_flops(precision) if the_chip else ceilings.matmul_flops_per_s)
-            )
-            floor = roofline_floor(op, peak, ceilings.copy_bandwidth, "measured ceilings")
+            peak = ceilings.matmul_flops_per_s
+            if case.precision in ("fp32", "tf32") and the_chip is not None:
+                # If the table lacks it (T4 has no TF32), keep the measured fp16 roof.
+                with contextlib.suppress(KeyError, ValueError):
+                    peak = the_chip.peak_flops(case.precision)
+            floor = roofline_floor(case.op, peak, ceilings.copy_bandwidth, "measured ceilings")
         else:
-            floor = chip_floor(op, the_chip.name, precision)
-        out.append(Measurement(name, op, floor, measure_seconds(setup())))
-    return out
+            floor = chip_floor(case.op, the_chip.name, case.precision)
+        try:
+            new = measure_case(case, floor, ceilings.copy_bandwidth if ceilings else None)
+        except Exception as exc:  # one failing case must not lose the whole run
+            print(f"{case.name}: FAILED: {type(exc).__name__}: {exc}", file=sys.stderr)
+            new = [{"case": case.name, "us": 0.0}]
+        records.extend(new)
+        main = new[0]
+        if not main.get("us"):
+            wrong.append(case.name)
+        else:
+            m = Measurement(case.name, case.op, floor, main["us"] * 1e-6)
+            measurements.append(m)
+            roofline[case.name] = {
+                "floor_us": floor.time_s * 1e6,
+                "bound": floor.bound,
+                "fraction": m.fraction_of_roofline,
+            }
+        torch.cuda.empty_cache()
+    name = the_chip.name if the_chip else None
+    return Run(records, measurements, roofline, ceilings, name, wrong)
+
+
+def run(
+    chip_name: str | None = None, *, measured_ceilings: bool = True, progress: bool = True
+) -> list[Measurement]:
+    """Measure every course kernel on this GPU (raises :class:`NoGPUError` without one)."""
+    return collect(chip_name, measured_ceilings=measured_ceilings, progress=progress).measurements
+
+
+def format_records(records: Iterable[dict[str, Any]]) -> str:
+    """One line per record: time, rate, fraction of copy bandwidth, ratio to torch, error."""
+    lines = []
+    for r in records:
+        if not r.get("us"):
+            lines.append(f"{r['case']}: WRONG RESULT (rel_err {r.get('rel_err', math.nan):.1e})")
+            continue
+        parts = [format_seconds(r["us"] * 1e-6)]
+        if "TFLOPs" in r:
+            parts.append(format_flops(r["TFLOPs"] * 1e12))
+        if "GBps" in r:
+            parts.append(format_bandwidth(r["GBps"] * 1e9))
+        if "frac_copy_bw" in r:
+            parts.append(f"{r['frac_copy_bw']:.0%} of copy bw")
+        if "speed_vs_torch" in r:
+            parts.append(
+                f"{r['speed_vs_torch']:.2f}× torch ({format_seconds(r['torch_us'] * 1e-6)})"
+            )
+        if "rel_err" in r:
+            parts.append(f"rel_err {r['rel_err']:.1e}")
+        lines.append(f"{r['case']}: " + ", ".join(parts))
+    return "\n".join(lines)
+
+
+# --------------------------------------------------------------------------------------------
+# Provenance and the JSON document.
+
+
+def _git_commit() -> str:
+    root = Path(__file__).resolve().parents[2]
+    try:
+        sha = subprocess.run(
+            ["git", "-C", str(root), "rev-parse", "--short", "HEAD"],
+            capture_output=True,
+            text=True,
+            timeout=10,
+        ).stdout.strip()
+        dirty = subprocess.run(
+            ["git", "-C", str(root), "status", "--porcelain", "--untracked-files=no"],
+            capture_output=True,
+            text=True,
+            timeout=10,
+        ).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        return "unknown (not a git checkout)"
+    if not sha:
+        return "unknown (not a git checkout)"
+    return f"{sha}-dirty" if dirty else sha
+
+
+def _driver_version() -> str:
+    try:
+        text = subprocess.run(
+            ["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"],
+            capture_output=True,
+            text=True,
+            timeout=30,
+        ).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        text = ""
+    return text.splitlines()[0].strip() if text else "unknown (nvidia-smi unavailable)"
+
+
+def provenance(chip_name: str | None) -> dict[str, str]:
+    """Device, driver, CUDA, torch, Triton, numpy, date and gpuperf commit of this run."""
+    _require_gpu()
+    from importlib.metadata import version
+
+    import numpy
+    import torch
+
+    device = torch.cuda.get_device_name()
+    return {
+        "chip": chip_name or device,
+        "device": device,
+        "driver": _driver_version(),
+        "cuda": str(torch.version.cuda),
+        "torch": torch.__version__,
+        "triton": version("triton"),
+        "numpy": numpy.__version__,
+        "date": _dt.datetime.now(_dt.timezone.utc).date().isoformat(),
+        "commit": _git_commit(),
+        "method": METHOD.format(warmup=WARMUP_MS, rep=REP_MS),
+    }
+
+
+def document(
+    records: list[dict[str, Any]],
+    provenance_: dict[str, str],
+    *,
+    ceilings: Ceilings | None = None,
+    roofline: dict[str, dict[str, Any]] | None = None,
+) -> dict[str, Any]:
+    """The ``gpuperf.bench/1`` JSON document: provenance, records, and the targets' verdicts."""
+    doc: dict[str, Any] = {"schema": SCHEMA, "provenance": dict(provenance_), "records": records}
+    if ceilings is not None:
+        doc["ceilings"] = {
+            "copy_GBps": ceilings.copy_bandwidth / 1e9,
+            "matmul_fp16_TFLOPs": ceilings.matmul_flops_per_s / 1e12,
+        }
+    if roofline:
+        doc["roofline"] = roofline
+    doc["targets"] = [
+        {
+            "target": r.target.name,
+            "status": r.status,
+            "metric": r.target.metric,
+            "threshold": r.target.threshold,
+            "worst_case": r.worst_case,
+            "worst_value": r.worst_value,
+            "missing": list(r.missing),
+            "wrong": list(r.wrong),
+        }
+        for r in evaluate_targets(records)
+    ]
+    return doc
+
+
+def write_json(path: str | Path, doc: dict[str, Any]) -> Path:
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(doc, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+    return path
 
 
 def main(argv: list[str] | None = None) -> int:
-    """``python -m gpuperf.bench``: the floor-first table, or a clear no-GPU message (exit 1)."""
+    """``python -m gpuperf.bench``: the floor-first table, the comparison with torch, the
+    targets — or, without a GPU, a clear message and exit status 1."""
     import argparse
 
     parser = argparse.ArgumentParser(prog="python -m gpuperf.bench", description=__doc__)
@@ -302,19 +963,37 @@ def main(argv: list[str] | None = None) -> int:
         action="store_true",
         help="use the chip table's peaks instead of ceilings measured on this GPU",
     )
+    parser.add_argument("--json", metavar="PATH", help="write the run as a gpuperf.bench/1 file")
+    parser.add_argument("--only", metavar="REGEX", help="run only cases whose name matches")
+    parser.add_argument("--quick", action="store_true", help="one shape of each kind")
     parser.add_argument("--no-progress", action="store_true")
     args = parser.parse_args(argv)
     if not has_cuda_gpu():
         print(NO_GPU_MESSAGE, file=sys.stderr)
+        if args.json:
+            print(f"Nothing was written to {args.json}.", file=sys.stderr)
         return 1
-    results = run(
-        args.chip, measured_ceilings=not args.table_ceilings, progress=not args.no_progress
+    result = collect(
+        args.chip,
+        measured_ceilings=not args.table_ceilings,
+        progress=not args.no_progress,
+        only=args.only,
+        quick=args.quick,
     )
-    print(format_table(results))
-    print("\nTargets (check against the lines above):")
-    for what, fraction, of in TARGETS:
-        print(f"  {what}: ≥ {fraction:.0%} {of}")
-    return 0
+    print(format_table(result.measurements))
+    print("\nAgainst torch, same run:")
+    print(format_records(result.records))
+    print("\nTargets (issue 14):")
+    print(format_targets(evaluate_targets(result.records)))
+    if args.json:
+        doc = document(
+            result.records,
+            provenance(result.chip_name),
+            ceilings=result.ceilings,
+            roofline=result.roofline,
+        )
+        print(f"\nwrote {write_json(args.json, doc)}")
+    return 1 if result.wrong else 0
 
 
 if __name__ == "__main__":

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ._validate import positive_float, positive_int
+from ._validate import flag, positive_float, positive_int, show
 from .units import bytes_per_element, check_precision
 
 
@@ -36,7 +36,11 @@ class OpCost:
 
     def __post_init__(self) -> None:
         for label in ("flops", "bytes_read", "bytes_written"):
-            positive_float(label, getattr(self, label), allow_zero=True)
+            object.__setattr__(
+                self, label, positive_float(label, getattr(self, label), allow_zero=True)
+            )
+        if not isinstance(self.name, str):
+            raise TypeError(f"name={show(self.name)} must be a string")
         if self.bytes_read + self.bytes_written == 0:
             raise ValueError(
                 "an OpCost must move at least one byte: bytes_read + bytes_written > 0"
@@ -90,6 +94,8 @@ def elementwise(
     flops_per_element = positive_float("flops_per_element", flops_per_element, allow_zero=True)
     n_inputs = positive_int("n_inputs", n_inputs, minimum=0)
     n_outputs = positive_int("n_outputs", n_outputs)
+    if not isinstance(name, str):
+        raise TypeError(f"name={show(name)} must be a string")
     size = bytes_per_element(precision)
     return OpCost(n * flops_per_element, n_inputs * n * size, n_outputs * n * size, name)
 
@@ -103,6 +109,11 @@ def dot(n: int, precision: str = "bf16") -> OpCost:
     n = positive_int("n", n)
     size = bytes_per_element(precision)
     return OpCost(2 * n - 1, 2 * n * size, size, "dot")
+
+
+def _operand(value: str | None, name: str, default: str) -> str:
+    """An operand's storage precision: ``default`` when ``None`` (``""`` is an error)."""
+    return default if value is None else check_precision(value, name)
 
 
 def matmul(
@@ -123,9 +134,11 @@ def matmul(
     ≈ B for bf16, which is why the batch size decides whether a matmul is compute-bound.
     """
     m, n, k = positive_int("m", m), positive_int("n", n), positive_int("k", k)
-    a = bytes_per_element(a_precision or precision)
-    b = bytes_per_element(b_precision or precision)
-    c = bytes_per_element(out_precision or check_precision(precision))
+    # ``is None``, not ``or``: an empty string is a bad precision, not "use the default".
+    precision = check_precision(precision)
+    a = bytes_per_element(_operand(a_precision, "a_precision", precision))
+    b = bytes_per_element(_operand(b_precision, "b_precision", precision))
+    c = bytes_per_element(_operand(out_precision, "out_precision", precision))
     return OpCost(2.0 * m * n * k, a * m * k + b * k * n, c * m * n, f"matmul {m}×{k}·{k}×{n}")
 
 
@@ -147,6 +160,7 @@ def batched_matmul(
     traffic and the intensity is ≈ 2 whatever the batch (seed 004, problem 4).
     """
     batch = positive_int("batch", batch)
+    shared_b = flag("shared_b", shared_b)
     one = matmul(
         m,
         n,
@@ -156,7 +170,7 @@ def batched_matmul(
         b_precision=b_precision,
         out_precision=out_precision,
     )
-    b_bytes = bytes_per_element(b_precision or precision) * k * n
+    b_bytes = bytes_per_element(_operand(b_precision, "b_precision", precision)) * k * n
     a_bytes = one.bytes_read - b_bytes
     b_total = b_bytes if shared_b else b_bytes * batch
     return OpCost(
@@ -185,6 +199,7 @@ def softmax(rows: int, cols: int, precision: str = "fp32", *, fused: bool = True
     tutorial counts them, about 4× the fused traffic.
     """
     rows, cols = positive_int("rows", rows), positive_int("cols", cols)
+    fused = flag("fused", fused)
     size = bytes_per_element(precision)
     flops = SOFTMAX_FLOPS_PER_ELEMENT * rows * cols
     if fused:
@@ -206,6 +221,7 @@ def layernorm(rows: int, cols: int, precision: str = "bf16", *, affine: bool = T
     on every GPU, which is why normalisation shows up in profiles once matmuls are fast.
     """
     rows, cols = positive_int("rows", rows), positive_int("cols", cols)
+    affine = flag("affine", affine)
     size = bytes_per_element(precision)
     params = 2 * cols * size if affine else 0
     return OpCost(
@@ -226,6 +242,7 @@ def attention_flops(
     """
     batch, heads = positive_int("batch", batch), positive_int("heads", heads)
     seq_len, head_dim = positive_int("seq_len", seq_len), positive_int("head_dim", head_dim)
+    causal = flag("causal", causal)
     flops = 4.0 * batch * heads * seq_len * seq_len * head_dim
     return flops / 2 if causal else flops
 
@@ -245,6 +262,8 @@ def attention(
     the N×N score matrix: see :func:`gpuperf.attention.hbm_traffic_standard`.
     """
     flops = attention_flops(batch, heads, seq_len, head_dim, causal)
+    batch, heads = positive_int("batch", batch), positive_int("heads", heads)
+    seq_len, head_dim = positive_int("seq_len", seq_len), positive_int("head_dim", head_dim)
     elements = batch * heads * seq_len * head_dim
     size = bytes_per_element(precision)
     return OpCost(flops, 3 * elements * size, elements * size, "attention")
@@ -256,6 +275,12 @@ class TrainingFlops:
 
     dense_flops: float
     attention_flops: float
+
+    def __post_init__(self) -> None:
+        for label in ("dense_flops", "attention_flops"):
+            object.__setattr__(
+                self, label, positive_float(label, getattr(self, label), allow_zero=True)
+            )
 
     @property
     def total(self) -> float:
@@ -298,6 +323,16 @@ class MFU:
     achieved_flops_per_s: float
     peak_flops_per_s: float
 
+    def __post_init__(self) -> None:
+        object.__setattr__(
+            self,
+            "achieved_flops_per_s",
+            positive_float("achieved_flops_per_s", self.achieved_flops_per_s, allow_zero=True),
+        )
+        object.__setattr__(
+            self, "peak_flops_per_s", positive_float("peak_flops_per_s", self.peak_flops_per_s)
+        )
+
     @property
     def mfu(self) -> float:
         return self.achieved_flops_per_s / self.peak_flops_per_s
@@ -339,3 +374,23 @@ def training_mfu(
         n_params, 1, n_layers=n_layers, seq_len=seq_len, d_model=d_model
     ).total
     return mfu(per_token * tokens_per_s, chip, precision, n_chips=n_chips)
+
+
+__all__ = [
+    "LAYERNORM_FLOPS_PER_ELEMENT",
+    "MFU",
+    "SOFTMAX_FLOPS_PER_ELEMENT",
+    "OpCost",
+    "TrainingFlops",
+    "attention",
+    "attention_flops",
+    "batched_matmul",
+    "dot",
+    "elementwise",
+    "layernorm",
+    "matmul",
+    "mfu",
+    "softmax",
+    "training_mfu",
+    "transformer_training_flops",
+]

@@ -18,9 +18,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ._validate import positive_int
+from ._validate import positive_float, positive_int, show
 from .cost import OpCost, elementwise
-from .hardware import WARP_SIZE
+from .hardware import MAX_THREADS_PER_BLOCK, WARP_SIZE
+
+#: Most threads :func:`periodic_branch` models (it allocates one entry per warp): 2**26 threads,
+#: 2M warps, 16 MB — far more than a chart needs, far less than a machine holds.
+MAX_THREADS = 2**26
 
 
 @dataclass(frozen=True)
@@ -28,6 +32,22 @@ class WarpDivergence:
     """Paths executed by each warp for one assignment of threads to branch paths."""
 
     paths_per_warp: np.ndarray
+
+    def __post_init__(self) -> None:
+        paths = np.asarray(self.paths_per_warp)
+        if (
+            paths.ndim != 1
+            or paths.size == 0
+            or not np.issubdtype(paths.dtype, np.integer)
+            or np.any(paths < 1)
+        ):
+            raise ValueError(
+                f"paths_per_warp={show(self.paths_per_warp)} must be a non-empty 1-D integer "
+                "array of path counts ≥ 1"
+            )
+        paths = paths.copy()
+        paths.setflags(write=False)  # a frozen result: its array cannot be edited either
+        object.__setattr__(self, "paths_per_warp", paths)
 
     @property
     def mean_paths(self) -> float:
@@ -51,8 +71,18 @@ def warp_divergence(path_of_thread: object, warp_size: int = WARP_SIZE) -> WarpD
     The number of threads must be a multiple of ``warp_size`` (a launch always fills whole
     warps; pad the tail with the path the masked-off lanes would take).
     """
-    warp_size = positive_int("warp_size", warp_size)
+    warp_size = positive_int("warp_size", warp_size, maximum=MAX_THREADS_PER_BLOCK)
     paths = np.asarray(path_of_thread)
+    if paths.dtype != bool and not np.issubdtype(paths.dtype, np.integer):
+        as_float = (
+            paths.astype(float) if np.issubdtype(paths.dtype, np.floating) else np.array([np.nan])
+        )
+        if not np.all(np.isfinite(as_float)) or np.any(as_float != np.round(as_float)):
+            raise ValueError(
+                f"path_of_thread={show(path_of_thread)} must hold integer path ids "
+                f"(got dtype {paths.dtype})"
+            )
+        paths = as_float.astype(np.int64)
     if paths.ndim != 1 or paths.size == 0 or paths.size % warp_size:
         raise ValueError(
             f"path_of_thread has {paths.size} entries; it must be a non-empty 1-D array whose "
@@ -69,9 +99,19 @@ def periodic_branch(n_threads: int, period: int, warp_size: int = WARP_SIZE) -> 
     This is the branch of :mod:`gpuperf.kernels.divergence` (period 1 for the split kernel,
     ``BLOCK_SIZE`` for the uniform one).
     """
-    n_threads = positive_int("n_threads", n_threads)
+    n_threads = positive_int("n_threads", n_threads, maximum=MAX_THREADS)
     period = positive_int("period", period)
-    return warp_divergence((np.arange(n_threads) // period) % 2, warp_size)
+    warp_size = positive_int("warp_size", warp_size, maximum=MAX_THREADS_PER_BLOCK)
+    if n_threads % warp_size:
+        raise ValueError(
+            f"n_threads={n_threads} must be a multiple of warp_size={warp_size} (a launch "
+            "always fills whole warps)"
+        )
+    # Paths alternate every ``period`` threads, so a warp runs both paths exactly when its first
+    # and last lanes fall in different periods: one entry per warp, no per-thread array.
+    first = np.arange(0, n_threads, warp_size, dtype=np.int64)
+    last = first + warp_size - 1
+    return WarpDivergence(1 + (first // period != last // period).astype(np.int64))
 
 
 def branch_cost(n: int, iters: int, paths: float, precision: str = "fp32") -> OpCost:
@@ -80,6 +120,16 @@ def branch_cost(n: int, iters: int, paths: float, precision: str = "fp32") -> Op
     :class:`WarpDivergence`); it reads and writes each element once.
     """
     iters = positive_int("iters", iters)
+    paths = positive_float("paths", paths)
     if not 1 <= paths <= WARP_SIZE:
         raise ValueError(f"paths={paths!r} must be between 1 and {WARP_SIZE}")
     return elementwise(n, precision, flops_per_element=paths * iters, name="branch")
+
+
+__all__ = [
+    "MAX_THREADS",
+    "WarpDivergence",
+    "branch_cost",
+    "periodic_branch",
+    "warp_divergence",
+]

@@ -13,7 +13,22 @@ garbage or never returns must cost that question's points and nothing else:
 * :func:`call` runs a student function under a time limit (:func:`time_limit`) and turns any
   exception into a failed check that names the function;
 * :class:`CellTimeLimit` is an otter plugin that limits every notebook cell during ``otter run``,
-  so a top-level infinite loop fails its own cell instead of hanging the grader.
+  so a top-level infinite loop fails its own cell instead of hanging the grader;
+* :func:`padded` puts a kernel's tensors inside larger buffers filled with NaN, so an unmasked
+  load or store lands in the padding instead of crashing the process, and
+  :func:`check_padding` turns a write into the padding into "check the mask on your store".
+
+Messages never give the answer away: a reference value is printed to two significant figures at
+most (with the direction and rough size of the error), and a student's own objects are described
+by their type unless they are plain numbers, strings or small containers of them (so a value whose
+``__repr__`` does something clever runs no code in a check).
+
+Hidden tests must not trust the notebook either. They import what they compare against from
+``gpuperf`` inside the test, call :func:`integrity_check` (which fails visibly when
+``math.isclose``, ``numpy.isclose``/``allclose``, ``torch.testing.assert_close``, otter's doctest
+runner or this module's checks are not the originals recorded when grading began), and run their
+body through :func:`run_hidden`, which loads the lab's ``hidden_tests.py`` from the autograder's
+files and reports a failure in one student-safe sentence instead of otter's echo of the test code.
 
 :func:`lab_grader` creates the ``grader`` object of a lab notebook. Inside Google Colab it also
 installs otter-grader (without touching Colab's ipywidgets, numpy or torch) and downloads the
@@ -42,15 +57,23 @@ import numpy as np
 __all__ = [
     "CellTimeLimit",
     "CheckError",
+    "IntegrityError",
+    "answer",
     "answered",
     "call",
     "check_attention",
     "check_choice",
     "check_close",
     "check_mapping",
+    "check_padding",
     "check_tensor",
     "check_true",
+    "install_otter_for_colab",
+    "integrity_check",
     "lab_grader",
+    "padded",
+    "run_hidden",
+    "safe_repr",
     "time_limit",
 ]
 
@@ -59,10 +82,31 @@ REPOSITORY_URL = "https://github.com/gpuperf/gpuperf"
 BRANCH = "main"
 #: otter-grader version the labs were generated with; Colab installs the same one.
 OTTER_VERSION = "7.0.0"
-#: What otter needs at run time to check answers inside Colab. Installed with ``--no-deps``:
-#: otter-grader 7 declares ``ipywidgets>=8.1.5``, and upgrading Colab's ipywidgets 7.7 breaks its
-#: widgets; none of these is needed for ``grader.check``.
-COLAB_OTTER_PACKAGES = (f"otter-grader=={OTTER_VERSION}", "dill", "fica", "python-on-whales")
+#: Installed in Colab with ``--no-deps``: otter-grader 7 declares ``ipywidgets>=8.1.5`` (upgrading
+#: Colab's ipywidgets 7.7.1 breaks its widgets) and fica declares Sphinx (needed only for its
+#: Sphinx extension). Neither needs anything else from its dependency list to check answers.
+COLAB_NO_DEPS_PACKAGES = (f"otter-grader=={OTTER_VERSION}", "fica>=0.4.1")
+#: What ``import otter`` and ``grader.check`` import besides Colab's own packages (found by
+#: tracing otter 7.0.0's imports: ``otter.check.utils`` imports ipylab and wrapt,
+#: ``otter.utils`` python-frontmatter, ``otter.check.logs`` dill, ``otter.execute`` nbconvert).
+#: Installed *with* their dependencies, under a pip constraint that pins the versions of
+#: ipywidgets, numpy, torch and matplotlib already installed, so nothing of Colab's is upgraded.
+COLAB_WITH_DEPS_PACKAGES = (
+    "python-frontmatter>=1.3,<2",
+    "ipylab>=1,<2",
+    "dill>=0.3",
+    "wrapt>=1.16,<2",
+    "nbconvert>=6",
+)
+#: Everything :func:`install_otter_for_colab` installs.
+COLAB_OTTER_PACKAGES = COLAB_NO_DEPS_PACKAGES + COLAB_WITH_DEPS_PACKAGES
+#: The modules those packages provide: if one is missing, the Colab grader installs them.
+OTTER_IMPORTS = ("otter", "fica", "frontmatter", "ipylab", "dill", "wrapt", "nbconvert")
+#: Installed packages Colab's pip must never upgrade while installing otter.
+PINNED_IN_COLAB = ("ipywidgets", "numpy", "torch", "matplotlib")
+#: A base URL (``{lab}`` is replaced by the lab's name) or a local folder from which the Colab
+#: grader copies the public tests instead of downloading them from :data:`REPOSITORY_URL`.
+TESTS_URL_ENV = "GPUPERF_LAB_TESTS_URL"
 #: Default limit for one notebook cell while grading (seconds); ``GPUPERF_CELL_TIME_LIMIT_S``
 #: overrides it (the CI tests use a short one).
 DEFAULT_CELL_TIME_LIMIT_S = 300.0
@@ -72,21 +116,95 @@ class CheckError(AssertionError):
     """A check failed; the message tells the student what to fix."""
 
 
+class IntegrityError(AssertionError):
+    """A checking function is not the original: the submission tampered with the grader."""
+
+
+_PLAIN = (bool, int, float, str, bytes, complex, type(None), type(Ellipsis), np.number, np.bool_)
+
+
+def _type_name(value: Any) -> str:
+    # type.__name__ read through type's own descriptor: a metaclass cannot intercept it
+    return type.__dict__["__name__"].__get__(type(value), type)
+
+
+def safe_repr(value: Any, limit: int = 80) -> str:
+    """``repr`` of plain data (numbers, strings, small tuples/lists/dicts of them), else
+    ``<TypeName object>``: formatting a student's object must not run the student's code."""
+
+    def render(item: Any, depth: int) -> str:
+        kind = type(item)
+        if kind in (bool, int, float, complex, type(None)) or kind is type(Ellipsis):
+            return repr(item)
+        if isinstance(item, np.number | np.bool_) and type(item).__module__ == "numpy":
+            return repr(item.item())
+        if kind is str:
+            return repr(item if len(item) <= limit else item[:limit] + "…")
+        if kind in (tuple, list) and depth < 2 and len(item) <= 8:
+            inner = ", ".join(render(x, depth + 1) for x in item)
+            if kind is tuple:
+                return f"({inner}{',' if len(item) == 1 else ''})"
+            return f"[{inner}]"
+        if kind is dict and depth < 2 and len(item) <= 8:
+            return (
+                "{"
+                + ", ".join(
+                    f"{render(k, depth + 1)}: {render(v, depth + 1)}" for k, v in item.items()
+                )
+                + "}"
+            )
+        return f"<{_type_name(item)} object>"
+
+    text = render(value, 0)
+    return text if len(text) <= 4 * limit else text[: 4 * limit] + "…"
+
+
 def _fmt(value: Any) -> str:
+    """A student's own value, for messages (numbers to 4 significant figures)."""
     if isinstance(value, float | np.floating):
         if value == 0 or math.isinf(value) or math.isnan(value):
             return str(float(value))
         return f"{float(value):.4g}"
-    return repr(value)
+    return safe_repr(value)
+
+
+def _fmt_reference(value: float) -> str:
+    """A reference value, for messages: two significant figures at most, never the answer."""
+    value = float(value)
+    if value == 0 or math.isinf(value) or math.isnan(value):
+        return str(value)
+    return f"{value:.2g}"
+
+
+def _has_placeholder(value: Any) -> bool:
+    if value is Ellipsis:
+        return True
+    if type(value) in (tuple, list):
+        return any(item is Ellipsis for item in value)
+    if type(value) is dict:
+        return any(item is Ellipsis for item in value.values())
+    return False
 
 
 def answered(name: str, value: Any) -> Any:
-    """Fail if ``value`` is still otter's ``...`` placeholder (or ``None``); else return it."""
-    if value is Ellipsis:
-        raise CheckError(f"`{name}` is still `...`: replace the `...` with your answer.")
+    """Fail with "not answered yet" if ``value`` is still otter's ``...`` placeholder (or a
+    tuple, list or dict with a ``...`` in it) or ``None``; else return it."""
+    if _has_placeholder(value):
+        raise CheckError(
+            f"`{name}` is not answered yet (it is still `...`): replace the `...` with your "
+            "answer."
+        )
     if value is None:
         raise CheckError(f"`{name}` is None: did your function forget to `return` its result?")
     return value
+
+
+def answer(env: Mapping[str, Any], name: str) -> Any:
+    """The student's answer ``name`` from the notebook's namespace ``env`` (hidden tests take
+    answers, and only answers, this way); fails if it is undefined or not answered yet."""
+    if name not in env:
+        raise CheckError(f"`{name}` is not defined: run the cell that defines it (keep its name).")
+    return answered(name, env[name])
 
 
 def check_true(condition: object, message: str) -> None:
@@ -97,14 +215,22 @@ def check_true(condition: object, message: str) -> None:
 
 def _as_float(name: str, value: Any) -> float:
     answered(name, value)
-    if isinstance(value, bool | str):
-        raise CheckError(f"`{name}` should be a number, not {type(value).__name__} {value!r}.")
+    if type(value) is np.ndarray and value.size == 1:  # a one-element array is a number
+        value = value.reshape(()).item()
+    elif (
+        type(value).__module__ == "torch"
+        and type(value).__name__ == "Tensor"
+        and (value.numel() == 1)
+    ):
+        value = value.detach().cpu().reshape(()).item()
+    if not isinstance(value, int | float | np.number) or isinstance(value, bool | np.bool_):
+        raise CheckError(
+            f"`{name}` should be a number, not {_type_name(value)} {safe_repr(value)}."
+        )
     try:
         number = float(value)
-    except (TypeError, ValueError):
-        raise CheckError(
-            f"`{name}` should be a number, got {type(value).__name__} {_fmt(value)}."
-        ) from None
+    except (TypeError, ValueError, OverflowError):
+        raise CheckError(f"`{name}` should be a number, got {safe_repr(value)}.") from None
     if math.isnan(number):
         raise CheckError(f"`{name}` is NaN: look for a 0/0 or a missing value.")
     return number
@@ -135,29 +261,51 @@ def check_close(
             "compute-bound at this size.",
         )
         return None
-    if math.isclose(number, expected, rel_tol=rtol, abs_tol=atol):
+    if abs(number - expected) <= max(rtol * max(abs(number), abs(expected)), atol):
         return None
     suffix = f" {unit}" if unit else ""
-    message = f"`{name}` = {_fmt(number)}{suffix}, expected {_fmt(expected)}{suffix}"
+    message = f"`{name}` = {_fmt(number)}{suffix}"
     if expected != 0 and number != 0:
         ratio = number / expected
-        message += f" (yours is {_fmt(ratio)}× the reference)"
+        if ratio < 0:
+            reference = _fmt_reference(expected)
+            message += f", but the reference has the opposite sign (about {reference}{suffix})"
+        elif 0.95 <= ratio <= 1.05:
+            direction = "large" if ratio > 1 else "small"
+            message += f": close, but a little too {direction} (within 5 % of the reference)"
+        else:
+            message += (
+                f", expected about {_fmt_reference(expected)}{suffix} "
+                f"(yours is about {_fmt_reference(ratio)}× the reference)"
+            )
         for slip_ratio, hint in (hints or {}).items():
-            if math.isclose(ratio, slip_ratio, rel_tol=0.02):
+            if abs(ratio - slip_ratio) <= 0.02 * abs(slip_ratio):
                 message += f": {hint}"
                 break
+    else:
+        message += f", expected about {_fmt_reference(expected)}{suffix}"
     raise CheckError(message + ".")
 
 
+def _norm_choice(item: Any) -> Any:
+    return item.strip().lower() if type(item) is str else item
+
+
 def check_choice(name: str, value: Any, expected: Any, choices: Sequence[Any]) -> None:
-    """Check a categorical answer (``"memory"`` / ``"compute"``, a chip name, ...)."""
+    """Check a categorical answer (``"memory"`` / ``"compute"``, a chip name, ...).
+
+    Strings compare without regard to case or surrounding spaces, on every side: the answer, the
+    expected choice and the list of choices (``"h100-sxm"`` matches ``"H100-SXM"``).
+    """
     answered(name, value)
-    if isinstance(value, str):
-        value = value.strip().lower() if all(isinstance(c, str) for c in choices) else value
-    if value not in choices:
-        raise CheckError(f"`{name}` = {value!r} is not one of {list(choices)!r}.")
-    if value != expected:
-        raise CheckError(f"`{name}` = {value!r} is not right; look again at the numbers.")
+    normalized = [_norm_choice(c) for c in choices]
+    got = _norm_choice(value)
+    if got not in normalized:
+        raise CheckError(
+            f"`{name}` = {safe_repr(value)} is not one of {safe_repr(list(choices))}."
+        )
+    if got != _norm_choice(expected):
+        raise CheckError(f"`{name}` = {safe_repr(value)} is not right; look again at the numbers.")
 
 
 def check_mapping(
@@ -171,24 +319,26 @@ def check_mapping(
     """Check a dict answer key by key (numbers within ``rtol``, other values equal)."""
     answered(name, value)
     if not isinstance(value, Mapping):
-        raise CheckError(f"`{name}` should be a dict, not {type(value).__name__}.")
+        raise CheckError(f"`{name}` should be a dict, not {_type_name(value)}.")
     if not value and expected:
         raise CheckError(
-            f"`{name}` is empty: fill in one entry per key, e.g. {next(iter(expected))!r}."
+            f"`{name}` is empty: fill in one entry per key, e.g. "
+            f"{safe_repr(next(iter(expected)))}."
         )
     missing = [k for k in expected if k not in value]
     if missing:
-        raise CheckError(f"`{name}` has no entry for {missing!r}.")
+        raise CheckError(f"`{name}` has no entry for {safe_repr(missing)}.")
     for key, want in expected.items():
-        label = f"{name}[{key!r}]"
+        label = f"{name}[{safe_repr(key)}]"
         if isinstance(want, int | float) and not isinstance(want, bool):
             check_close(label, value[key], want, rtol=rtol, unit=unit)
         else:
             got = value[key]
-            if isinstance(got, str) and isinstance(want, str):
-                got = got.strip().lower()
-            if got != want:
-                raise CheckError(f"`{label}` = {got!r} is not right; look again at the numbers.")
+            answered(label, got)
+            if _norm_choice(got) != _norm_choice(want):
+                raise CheckError(
+                    f"`{label}` = {safe_repr(got)} is not right; look again at the numbers."
+                )
 
 
 # --------------------------------------------------------------------------- running student code
@@ -198,8 +348,10 @@ def check_mapping(
 def time_limit(seconds: float, what: str = "this code") -> Iterator[None]:
     """Raise :class:`CheckError` if the block runs longer than ``seconds`` (main thread, POSIX).
 
-    Elsewhere (Windows, a worker thread) the block runs without a limit.
+    Elsewhere (Windows, a worker thread) the block runs without a limit. ``seconds`` must be a
+    positive, finite number: 0 does not mean "no limit" (``ValueError``).
     """
+    seconds = _positive_seconds(seconds)
     usable = hasattr(signal, "setitimer") and threading.current_thread() is threading.main_thread()
     if not usable:
         yield
@@ -222,15 +374,44 @@ def time_limit(seconds: float, what: str = "this code") -> Iterator[None]:
             signal.setitimer(signal.ITIMER_REAL, old_delay, old_interval)
 
 
+def _positive_seconds(seconds: Any) -> float:
+    if isinstance(seconds, bool) or not isinstance(seconds, int | float | np.number):
+        raise ValueError(f"seconds={seconds!r} must be a number of seconds > 0")
+    value = float(seconds)
+    if not (value > 0 and math.isfinite(value)):
+        raise ValueError(f"seconds={seconds!r} must be a finite number of seconds > 0")
+    return value
+
+
+def _error_text(error: BaseException) -> str:
+    """``type: message`` of an exception a student's code raised, without running its code:
+    the message only when every argument is a plain string or number."""
+    kind = _type_name(error)
+    args = getattr(error, "args", ())
+    plain = type(args) is tuple and all(type(a) in (str, int, float, bool) for a in args)
+    if plain and type(error).__str__ in (BaseException.__str__, Exception.__str__):
+        text = str(error).strip()
+    elif type(error).__module__.split(".")[0] in ("triton", "torch"):
+        text = str(error).strip()  # compiler and runtime errors: the student needs them
+    elif plain and args and type(error).__module__ != "__main__":
+        text = " ".join(str(a) for a in args)  # other library errors with plain arguments
+    else:
+        text = ""
+    text = text if len(text) <= 1500 else text[:1500] + "…"
+    return f"{kind}: {text}" if text else kind
+
+
 def call(name: str, fn: Any, *args: Any, seconds: float = 60.0, **kwargs: Any) -> Any:
     """Call the student's function ``fn`` (called ``name`` in messages) under a time limit.
 
-    A placeholder, a non-callable or an exception becomes a :class:`CheckError` naming the
-    function and the error, so the test fails with a readable message.
+    A placeholder, a non-callable, an exception or a call to ``exit()``/``sys.exit()`` becomes a
+    :class:`CheckError` naming the function and the error, so the test fails with a readable
+    message. ``seconds`` must be positive and finite (``ValueError`` otherwise).
     """
+    seconds = _positive_seconds(seconds)
     answered(name, fn)
     if not callable(fn):
-        raise CheckError(f"`{name}` should be a function, not {type(fn).__name__}.")
+        raise CheckError(f"`{name}` should be a function, not {_type_name(fn)}.")
     try:
         with time_limit(seconds, f"`{name}`"):
             result = fn(*args, **kwargs)
@@ -238,8 +419,13 @@ def call(name: str, fn: Any, *args: Any, seconds: float = 60.0, **kwargs: Any) -
         raise
     except NotImplementedError:
         raise CheckError(f"`{name}` is not written yet (it raises NotImplementedError).") from None
+    except SystemExit as error:
+        raise CheckError(
+            f"`{name}` called exit() (SystemExit {safe_repr(error.code)}): return a value "
+            "instead of ending the program."
+        ) from None
     except Exception as error:
-        raise CheckError(f"`{name}` raised {type(error).__name__}: {error}".rstrip(": ")) from None
+        raise CheckError(f"`{name}` raised {_error_text(error)}") from None
     if result is Ellipsis:
         raise CheckError(f"`{name}` still returns `...`: replace the `...` with your code.")
     return result
@@ -248,12 +434,17 @@ def call(name: str, fn: Any, *args: Any, seconds: float = 60.0, **kwargs: Any) -
 def _to_numpy(name: str, value: Any) -> np.ndarray:
     answered(name, value)
     if hasattr(value, "detach"):  # a torch tensor, possibly on a GPU or requiring grad
-        value = value.detach().float().cpu().numpy()
+        try:
+            value = value.detach().float().cpu().numpy()
+        except Exception as error:
+            raise CheckError(
+                f"`{name}` could not be read as numbers ({_error_text(error)})."
+            ) from None
     try:
         return np.asarray(value, dtype=float)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):
         raise CheckError(
-            f"`{name}` should be an array or tensor, not {type(value).__name__}."
+            f"`{name}` should be an array or tensor, not {_type_name(value)}."
         ) from None
 
 
@@ -286,8 +477,9 @@ def check_tensor(
     everything inside the first full blocks is right and only the ragged edge is wrong, the
     message points at the mask.
     """
-    got = _to_numpy(name, actual)
     want = _to_numpy("reference", expected)
+    blocks = _blocks(block, want.ndim)
+    got = _to_numpy(name, actual)
     if got.shape != want.shape:
         raise CheckError(
             f"`{name}` has shape {tuple(got.shape)}; expected {tuple(want.shape)}: check how "
@@ -296,9 +488,13 @@ def check_tensor(
     if not np.all(np.isfinite(got[np.isfinite(want)])):
         bad = np.argwhere(~np.isfinite(got) & np.isfinite(want))
         first = tuple(int(i) for i in bad[0])
+        where = (
+            "" if not first else f", the first at index {first if len(first) > 1 else first[0]}"
+        )
         raise CheckError(
-            f"`{name}` has NaN or infinite values ({len(bad)} of them, the first at index "
-            f"{first if len(first) > 1 else first[0]}): look for a division by zero, an "
+            f"`{name}` has NaN or infinite values ({len(bad)} of them{where}): a load past the "
+            "end of a tensor without a mask reads the NaN padding the check puts there, so check "
+            "the masks on your loads (and `other=`); else look for a division by zero, an "
             "exponential of a large number (subtract the maximum first) or a masked load "
             "without `other=`."
         )
@@ -307,11 +503,13 @@ def check_tensor(
         return
     n_wrong = int(wrong.sum())
     worst = float(np.max(np.abs(got - want)))
-    summary = f"{n_wrong} of {want.size} values of `{name}` are wrong (largest error {worst:.3g})"
+    summary = (
+        f"{n_wrong} of {want.size} values of `{name}` are wrong (largest error about {worst:.1g})"
+    )
     if got.ndim == 1:
         idx = np.flatnonzero(wrong)
         message = f"{summary}, at indices {_runs(idx)}"
-        edge = _edge(block, 0, want.shape[0])
+        edge = _edge(blocks[0] if blocks else None, 0, want.shape[0])
         if edge is not None and idx.min() >= edge:
             message += (
                 f": everything before index {edge} is right, so the last, partial block is "
@@ -324,7 +522,6 @@ def check_tensor(
         rows = np.flatnonzero(wrong.any(axis=1))
         cols = np.flatnonzero(wrong.any(axis=0))
         message = f"{summary}, in rows {_runs(rows)} and columns {_runs(cols)}"
-        blocks = (block, block) if isinstance(block, int) else block
         if blocks is not None:
             edge_m = _edge(blocks[0], 0, want.shape[0])
             edge_n = _edge(blocks[1], 0, want.shape[1])
@@ -344,6 +541,22 @@ def check_tensor(
                 )
         raise CheckError(message + ".")
     raise CheckError(summary + ".")
+
+
+def _blocks(block: Any, ndim: int) -> tuple[int, ...] | None:
+    """``block`` as one positive int per axis (an int applies to every axis), or None."""
+    if block is None:
+        return None
+    items = [block] * max(ndim, 1) if isinstance(block, int | np.integer) else block
+    if isinstance(items, str) or not isinstance(items, Sequence):
+        raise ValueError(f"block={block!r} must be a positive int or one per axis")
+    if any(isinstance(b, bool) or not isinstance(b, int | np.integer) or b < 1 for b in items):
+        raise ValueError(f"block={block!r}: every block size must be an int ≥ 1")
+    if ndim in (1, 2) and len(items) != ndim:
+        raise ValueError(
+            f"block={block!r} has {len(items)} sizes for a {ndim}-D tensor: give {ndim}"
+        )
+    return tuple(int(b) for b in items)
 
 
 def _edge(block: Any, axis_start: int, size: int) -> int | None:
@@ -368,6 +581,7 @@ def check_attention(
     atol: float = 1e-4,
     rtol: float = 1e-4,
     rows: str = "query",
+    slips: Mapping[str, Any] | None = None,
 ) -> None:
     """Compare an attention output (or gradient) of shape (..., seq, d) with the reference and
     say which rows and which blocks of ``block_m`` rows are wrong, and the likely slip.
@@ -375,9 +589,21 @@ def check_attention(
     ``lse``/``lse_expected`` (shape (..., seq)) check the saved logsumexp L = m + log ℓ too;
     ``max_scores`` (the row maxima of the scaled scores) lets the message tell "you stored m,
     not m + log ℓ" apart from other mistakes. ``rows`` names what a row is ("query", "key").
+    ``slips`` maps an explanation to the output a known mistake produces (for instance attention
+    computed with the padding keys left unmasked); an answer equal to one of them gets that
+    explanation instead of a guess.
     """
-    got = _to_numpy(name, actual)
+    if block_m is not None and (
+        isinstance(block_m, bool) or not isinstance(block_m, int | np.integer) or block_m < 1
+    ):
+        raise ValueError(f"block_m={block_m!r} must be an int ≥ 1 (or None)")
     want = _to_numpy("reference", expected)
+    if want.ndim < 2 or want.size == 0:
+        raise ValueError(
+            f"the reference has shape {tuple(want.shape)}; check_attention needs a non-empty "
+            "(..., seq, d) array"
+        )
+    got = _to_numpy(name, actual)
     if got.shape != want.shape:
         raise CheckError(
             f"`{name}` has shape {tuple(got.shape)}; expected {tuple(want.shape)} "
@@ -414,11 +640,18 @@ def check_attention(
             "blocks and store (or return) the result."
         )
     if wrong.any():
+        for explanation, slip_output in (slips or {}).items():
+            slip = _to_numpy("slip", slip_output).reshape(flat_want.shape)
+            if np.allclose(flat_got, slip, atol=atol, rtol=rtol):
+                raise CheckError(
+                    f"`{name}` is wrong ({int(wrong.any(axis=2).sum())} of "
+                    f"{wrong.shape[0] * wrong.shape[1]} rows): {explanation}"
+                )
         wrong_rows = wrong.any(axis=2)
         worst = float(np.max(np.abs(flat_got - flat_want)))
         message = (
             f"{int(wrong_rows.sum())} of {wrong_rows.size} rows of `{name}` are wrong (largest "
-            f"error {worst:.3g}), {where(wrong_rows)}"
+            f"error about {worst:.1g}), {where(wrong_rows)}"
         )
         positions = np.flatnonzero(wrong_rows.any(axis=0))
         edge = _edge(block_m, 0, seq)
@@ -491,6 +724,236 @@ def check_attention(
             "(natural log, scores already multiplied by 1/√d)."
         )
     return None
+
+
+# --------------------------------------------------------------------------- guarded kernel inputs
+
+
+def padded(tensor: Any, pad: int, *, fill: float = float("nan")) -> Any:
+    """A copy of ``tensor`` that lives in the middle of a larger buffer filled with ``fill``.
+
+    Hand these to a student's kernel instead of bare tensors: a load or store up to ``pad``
+    elements past either end of the tensor (a missing mask) stays inside the buffer, so it reads
+    NaN (which :func:`check_tensor` reports as a mask problem) or writes into the padding (which
+    :func:`check_padding` reports), instead of corrupting memory and killing the process. The copy
+    is contiguous, on the same device and of the same dtype (floating point only).
+    """
+    import torch
+
+    if not isinstance(tensor, torch.Tensor) or not tensor.is_floating_point():
+        raise ValueError(f"padded() needs a floating-point torch tensor, not {tensor!r:.60}")
+    if isinstance(pad, bool) or not isinstance(pad, int) or pad < 0:
+        raise ValueError(f"pad={pad!r} must be an int ≥ 0 (elements on each side)")
+    n = tensor.numel()
+    buffer = torch.full((n + 2 * pad,), fill, dtype=tensor.dtype, device=tensor.device)
+    buffer[pad : pad + n] = tensor.detach().reshape(-1)
+    view = buffer[pad : pad + n].view(tensor.shape)
+    view._gpuperf_padding = (buffer, pad, fill)
+    return view
+
+
+def check_padding(name: str, tensor: Any) -> None:
+    """Fail if a kernel wrote into the padding around ``tensor`` (made by :func:`padded`)."""
+    import torch
+
+    buffer, pad, fill = getattr(tensor, "_gpuperf_padding", (None, 0, None))
+    if buffer is None:
+        raise ValueError(f"`{name}` was not made by padded(): nothing to check")
+    n = tensor.numel()
+    before, after = buffer[:pad], buffer[pad + n :]
+    if math.isnan(fill):
+        changed_before = int((~torch.isnan(before)).sum())
+        changed_after = int((~torch.isnan(after)).sum())
+    else:
+        changed_before = int((before != fill).sum())
+        changed_after = int((after != fill).sum())
+    if changed_after or changed_before:
+        where = "past the end" if changed_after else "before the start"
+        raise CheckError(
+            f"your kernel wrote {changed_after + changed_before} values {where} of `{name}`: "
+            "check the mask on your store (offsets must stay below the number of elements)."
+        )
+
+
+# --------------------------------------------------------------------------- grading integrity
+
+
+def _probe_failures() -> list[str]:
+    """Run each checking function on inputs whose answer is known; list the ones that lie."""
+    import math as math_module
+
+    import numpy as numpy_module
+
+    this = sys.modules[__name__]
+    failures = []
+
+    def expect_raise(label: str, fn: Any, *args: Any, **kwargs: Any) -> None:
+        try:
+            fn(*args, **kwargs)
+        except AssertionError:
+            return
+        except Exception as error:
+            failures.append(f"{label} raised {_type_name(error)} instead of failing")
+            return
+        failures.append(f"{label} accepts a wrong answer")
+
+    if math_module.isclose(1.0, 1.1) is not False or math_module.isclose(2.0, 2.0) is not True:
+        failures.append("math.isclose gives wrong answers")
+    if [bool(x) for x in numpy_module.isclose([1.0, 1.0], [1.0, 2.0])] != [True, False]:
+        failures.append("numpy.isclose gives wrong answers")
+    if bool(numpy_module.allclose([1.0], [2.0])) or not bool(numpy_module.allclose([3.0], [3.0])):
+        failures.append("numpy.allclose gives wrong answers")
+    torch = sys.modules.get("torch")
+    if torch is not None and hasattr(torch, "testing"):
+        expect_raise(
+            "torch.testing.assert_close",
+            torch.testing.assert_close,
+            torch.tensor([1.0]),
+            torch.tensor([2.0]),
+        )
+    ok_test = sys.modules.get("otter.test_files.ok_test")
+    if ok_test is not None:
+        try:
+            passed, _ = ok_test.run_doctest("integrity probe", ">>> assert 1 == 2\n", {})
+        except Exception:
+            passed = True
+        if passed is not False:
+            failures.append("otter's run_doctest passes a failing test")
+    expect_raise("check_close", this.check_close, "x", 1.0, 2.0)
+    expect_raise("check_choice", this.check_choice, "x", "a", "b", ["a", "b"])
+    expect_raise("check_mapping", this.check_mapping, "x", {"a": 1.0}, {"a": 2.0})
+    expect_raise("check_true", this.check_true, False, "probe")
+    expect_raise("check_tensor", this.check_tensor, "x", [1.0, 1.0], [1.0, 2.0])
+    expect_raise("check_attention", this.check_attention, "x", np.ones((2, 2)), np.eye(2))
+    expect_raise("answered", this.answered, "x", ...)
+    return failures
+
+
+def integrity_check() -> None:
+    """Fail visibly (:class:`IntegrityError`) if a checking function is not the original.
+
+    Compares ``math.isclose``, ``numpy.isclose``/``allclose``, ``torch.testing.assert_close``
+    (once torch is imported), otter's ``run_doctest`` (once otter is imported) and this module's
+    ``check_*``/``answered``/``call``/``run_hidden`` with what :mod:`gpuperf._grading_originals`
+    recorded when grading began: the same object, code object, defaults and module. Then probes
+    each with inputs whose answer is known. Hidden tests call it first, so a submission that
+    patched a comparison earns nothing from it and the instructor sees why.
+    """
+    import math as math_module
+
+    import numpy as numpy_module
+
+    from gpuperf import _grading_originals as originals
+
+    originals.remember_torch()
+    originals.remember_otter()
+    this = sys.modules.get(__name__)
+    live: dict[str, Any] = {
+        "math.isclose": math_module.isclose,
+        "numpy.isclose": numpy_module.isclose,
+        "numpy.allclose": numpy_module.allclose,
+    }
+    torch = sys.modules.get("torch")
+    if torch is not None and hasattr(torch, "testing"):
+        live["torch.testing.assert_close"] = torch.testing.assert_close
+    ok_test = sys.modules.get("otter.test_files.ok_test")
+    if ok_test is not None:
+        live["otter.test_files.ok_test.run_doctest"] = getattr(ok_test, "run_doctest", None)
+    for name in _CHECKS:
+        live[f"gpuperf.grading.{name}"] = getattr(this, name, None)
+    problems = []
+    for name, fn in live.items():
+        if name not in originals.RECORD:
+            continue
+        obj, code, defaults, kwdefaults, module = originals.RECORD[name]
+        now_defaults, now_kwdefaults = originals._defaults_of(fn)
+        if fn is not obj:
+            problems.append(f"{name} has been replaced")
+        elif originals._code_of(fn) is not code:
+            problems.append(f"{name} has had its code replaced")
+        elif now_defaults != defaults or (dict(now_kwdefaults) if now_kwdefaults else None) != (
+            kwdefaults or None
+        ):
+            problems.append(f"{name} has had its default arguments changed")
+        elif getattr(fn, "__module__", None) != module:
+            problems.append(f"{name} claims another module")
+    problems += _probe_failures()
+    if problems:
+        raise IntegrityError(
+            "grading integrity check failed: "
+            + "; ".join(problems)
+            + ". The submission changed a function the grader relies on, so its tests cannot "
+            "be trusted: this submission needs a human look."
+        )
+
+
+#: This module's functions the canary guards (recorded at import, see the end of the module).
+_CHECKS = (
+    "answer",
+    "answered",
+    "call",
+    "check_attention",
+    "check_choice",
+    "check_close",
+    "check_mapping",
+    "check_padding",
+    "check_tensor",
+    "check_true",
+    "integrity_check",
+    "padded",
+    "run_hidden",
+    "time_limit",
+)
+
+#: File, next to the lab's tests in the autograder, that holds its hidden checks.
+HIDDEN_TESTS_FILE = "hidden_tests.py"
+
+
+def _hidden_tests_path() -> Path:
+    for folder in (Path.cwd(), Path.cwd() / "tests", Path.cwd().parent):
+        candidate = folder / HIDDEN_TESTS_FILE
+        if candidate.is_file():
+            return candidate
+    raise IntegrityError(
+        f"{HIDDEN_TESTS_FILE} was not found next to the notebook or in tests/ (cwd {Path.cwd()}): "
+        "grade with the lab's autograder zip"
+    )
+
+
+def run_hidden(question: str, env: Mapping[str, Any]) -> None:
+    """Run a lab's hidden checks for ``question``: ``hidden_tests.<question>(env)``.
+
+    The hidden checks live in ``hidden_tests.py``, an autograder-only file next to the tests
+    (the master's ``# HIDDEN`` cells call this function, nothing else), loaded afresh from disk on
+    every call rather than imported, so the notebook cannot substitute its own module. First
+    runs :func:`integrity_check`. A failure is re-raised as one :class:`CheckError` sentence
+    without the traceback, so otter's output names the failed quantity but never echoes the
+    hidden test's code. ``env`` is the notebook's namespace (``globals()``): the checks take only
+    the student's answers from it, never references or helpers.
+    """
+    integrity_check()
+    import importlib.util
+
+    path = _hidden_tests_path()
+    spec = importlib.util.spec_from_file_location(f"_gpuperf_hidden_{question}", path)
+    module = importlib.util.module_from_spec(spec)
+    error_message = None
+    try:
+        spec.loader.exec_module(module)
+        check = getattr(module, question)
+        check(env)
+    except CheckError as error:
+        error_message = str(error)
+    except IntegrityError:
+        raise
+    except AssertionError as error:
+        error_message = f"a hidden check failed: {_error_text(error)}"
+    except SystemExit as error:
+        error_message = f"your code called exit() (SystemExit {safe_repr(error.code)})"
+    except Exception as error:
+        error_message = f"a hidden check could not run on your answer: {_error_text(error)}"
+    if error_message is not None:
+        raise CheckError(f"hidden test of {question}: {error_message}") from None
 
 
 # --------------------------------------------------------------------------- otter integration
@@ -572,10 +1035,60 @@ def _in_colab() -> bool:
     return "google.colab" in sys.modules
 
 
-def _pip_install(*packages: str) -> None:
-    subprocess.run(
-        [sys.executable, "-m", "pip", "install", "-q", "--no-deps", *packages], check=True
-    )
+def _missing_modules(names: Sequence[str] = OTTER_IMPORTS) -> list[str]:
+    return [name for name in names if importlib.util.find_spec(name) is None]
+
+
+def install_otter_for_colab(python: str | None = None) -> list[list[str]]:
+    """Install what ``import otter`` and ``grader.check`` need on top of Colab's packages.
+
+    Two pip commands, returned as the argument lists that ran: :data:`COLAB_WITH_DEPS_PACKAGES`
+    with their dependencies under a constraint file that pins the installed versions of
+    :data:`PINNED_IN_COLAB` (so ipywidgets 7.7.1 stays), then :data:`COLAB_NO_DEPS_PACKAGES` with
+    ``--no-deps``. ``python`` is the interpreter whose environment receives them (this one by
+    default). The tests build a Colab-like environment and call exactly this function.
+    """
+    import importlib.metadata
+    import tempfile
+
+    python = python or sys.executable
+    pins = []
+    for package in PINNED_IN_COLAB:
+        with contextlib.suppress(importlib.metadata.PackageNotFoundError):
+            pins.append(f"{package}=={importlib.metadata.version(package)}")
+    commands = []
+    with tempfile.TemporaryDirectory() as tmp:
+        constraints = Path(tmp) / "constraints.txt"
+        constraints.write_text("\n".join(pins) + "\n")
+        commands.append(
+            [
+                python,
+                "-m",
+                "pip",
+                "install",
+                "-q",
+                "-c",
+                str(constraints),
+                *COLAB_WITH_DEPS_PACKAGES,
+            ]
+        )
+        commands.append(
+            [python, "-m", "pip", "install", "-q", "--no-deps", *COLAB_NO_DEPS_PACKAGES]
+        )
+        for command in commands:
+            subprocess.run(command, check=True)
+    importlib.invalidate_caches()
+    return commands
+
+
+def _tests_source(lab: str, base_url: str | None) -> str:
+    base = base_url or os.environ.get(TESTS_URL_ENV) or ""
+    if not base:
+        return f"{REPOSITORY_URL}/raw/{BRANCH}/labs/{lab}/student/tests"
+    base = base.replace("{lab}", lab)
+    if "://" not in base:  # a local folder
+        return Path(base).resolve().as_uri()
+    return base
 
 
 def fetch_tests(
@@ -585,8 +1098,13 @@ def fetch_tests(
     *,
     base_url: str | None = None,
 ) -> Path:
-    """Download a lab's public test files (``q1.py``, ...) into ``tests_dir``; return it."""
-    base = base_url or f"{REPOSITORY_URL}/raw/{BRANCH}/labs/{lab}/student/tests"
+    """Download a lab's public test files (``q1.py``, ...) into ``tests_dir``; return it.
+
+    They come from ``base_url`` if given, else from the folder or URL in the environment
+    variable ``GPUPERF_LAB_TESTS_URL`` (``{lab}`` replaced by the lab's name), else from the
+    course repository's ``labs/<lab>/student/tests``. Files already present are kept.
+    """
+    base = _tests_source(lab, base_url)
     target = Path(tests_dir)
     target.mkdir(parents=True, exist_ok=True)
     for question in questions:
@@ -597,22 +1115,50 @@ def fetch_tests(
     return target
 
 
-def lab_grader(lab: str, questions: Sequence[str], tests_dir: str = "tests") -> Any:
+def lab_grader(
+    lab: str, questions: Sequence[str], tests_dir: str = "tests", *, tests_url: str | None = None
+) -> Any:
     """The ``grader`` of a lab notebook: an ``otter.Notebook`` whose tests are on disk.
 
     Locally (and under ``otter run``) this is ``otter.Notebook(tests_dir=tests_dir)``. In Colab
-    it first installs otter-grader (``--no-deps``, see :data:`COLAB_OTTER_PACKAGES`) and fetches
-    the lab's public tests from the course repository.
+    it first installs what otter needs if any of it is missing (:func:`install_otter_for_colab`,
+    which never upgrades Colab's ipywidgets) and fetches the lab's public tests (from
+    ``tests_url``, ``GPUPERF_LAB_TESTS_URL`` or the course repository: :func:`fetch_tests`).
+    If otter cannot be imported, the error names the module that is really missing.
     """
     if _in_colab():
-        if importlib.util.find_spec("otter") is None:
-            _pip_install(*COLAB_OTTER_PACKAGES)
-        fetch_tests(lab, questions, tests_dir)
+        if _missing_modules():
+            install_otter_for_colab()
+        fetch_tests(lab, questions, tests_dir, base_url=tests_url)
     try:
         import otter
-    except ImportError as error:
-        raise ImportError(
-            "the lab checks need otter-grader: pip install -r requirements.txt "
-            f"(or pip install otter-grader=={OTTER_VERSION})"
+    except ModuleNotFoundError as error:
+        missing = error.name or str(error)
+        raise ModuleNotFoundError(
+            f"the lab checks use otter-grader, and importing it failed because the module "
+            f"{missing!r} is not installed. Install it (pip install {missing}) — or, in Colab, "
+            "call gpuperf.grading.install_otter_for_colab() — then run this cell again. "
+            f"Locally, pip install -r requirements.txt installs everything.",
+            name=missing,
         ) from error
+    from gpuperf import _grading_originals
+
+    _grading_originals.remember_otter()
     return otter.Notebook(tests_dir=tests_dir)
+
+
+# Record this module's checks as they are now, before any student code can run (the canary).
+def _remember_checks() -> None:
+    from gpuperf import _grading_originals
+
+    for name in _CHECKS:
+        _grading_originals.remember(f"gpuperf.grading.{name}", globals()[name])
+
+
+_remember_checks()
+
+
+if __name__ == "__main__":  # python -m gpuperf.grading grade ...: see gpuperf.classroom
+    from .classroom import main
+
+    raise SystemExit(main())

@@ -29,6 +29,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
 
+from ._validate import choice, name_string, optional, positive_float, positive_int, show
 from .units import GB, TB, KiB, MiB, check_precision
 
 #: Shared memory delivers 32 banks × 4 B per clock per SM on every NVIDIA generation in the table
@@ -72,9 +73,78 @@ class Chip:
     notes: str = ""
 
     def __post_init__(self) -> None:
+        # Every field is checked here, so Chip.replace(hbm_bandwidth=0) fails at once rather
+        # than as a ZeroDivisionError three calls later.
+        for label in ("name", "vendor", "architecture", "memory_type", "host_link"):
+            name_string(label, getattr(self, label))
+        optional("interconnect", self.interconnect, name_string)
+        if not isinstance(self.notes, str):
+            raise TypeError(f"notes={show(self.notes)} must be a string")
+        if not isinstance(self.peak_flops_per_s, Mapping) or not self.peak_flops_per_s:
+            raise ValueError(
+                f"peak_flops_per_s={show(self.peak_flops_per_s)} must be a non-empty mapping "
+                "of precision → FLOP/s"
+            )
         # Freeze the peak table so a Chip cannot be edited through it.
-        peaks = {check_precision(p): float(v) for p, v in dict(self.peak_flops_per_s).items()}
+        peaks = {
+            check_precision(p, "peak_flops_per_s key"): positive_float(
+                f"peak_flops_per_s[{p!r}]", v
+            )
+            for p, v in dict(self.peak_flops_per_s).items()
+        }
         object.__setattr__(self, "peak_flops_per_s", MappingProxyType(peaks))
+        object.__setattr__(self, "hbm_bytes", positive_float("hbm_bytes", self.hbm_bytes))
+        object.__setattr__(
+            self, "hbm_bandwidth", positive_float("hbm_bandwidth", self.hbm_bandwidth)
+        )
+        for label in ("l2_bytes", "host_link_bandwidth", "interconnect_bandwidth"):
+            object.__setattr__(self, label, optional(label, getattr(self, label), positive_float))
+        if not isinstance(self.sources, tuple | list) or not all(
+            isinstance(x, str) for x in self.sources
+        ):
+            raise TypeError(f"sources={show(self.sources)} must be a tuple of reference keys")
+        object.__setattr__(self, "sources", tuple(self.sources))
+        self._check_gpu_fields()
+
+    def _check_gpu_fields(self) -> None:
+        gpu_fields = (
+            "sm_count",
+            "boost_clock_hz",
+            "shared_memory_per_sm_bytes",
+            "shared_memory_per_block_bytes",
+            "registers_per_sm",
+            "max_threads_per_sm",
+            "max_blocks_per_sm",
+            "compute_capability",
+        )
+        missing = [label for label in gpu_fields if getattr(self, label) is None]
+        if missing and len(missing) < len(gpu_fields):
+            raise ValueError(
+                f"{self.name}: a GPU needs all of {', '.join(gpu_fields)} (a TPU none of them); "
+                f"missing: {', '.join(missing)}"
+            )
+        if missing:
+            return
+        for label in gpu_fields[2:7]:
+            object.__setattr__(self, label, positive_int(label, getattr(self, label)))
+        object.__setattr__(self, "sm_count", positive_int("sm_count", self.sm_count))
+        object.__setattr__(
+            self, "boost_clock_hz", positive_float("boost_clock_hz", self.boost_clock_hz)
+        )
+        if self.shared_memory_per_block_bytes > self.shared_memory_per_sm_bytes:
+            raise ValueError(
+                f"shared_memory_per_block_bytes={self.shared_memory_per_block_bytes} must be ≤ "
+                f"shared_memory_per_sm_bytes={self.shared_memory_per_sm_bytes}"
+            )
+        cc = self.compute_capability
+        if not isinstance(cc, tuple) or len(cc) != 2:
+            raise ValueError(f"compute_capability={show(cc)} must be a (major, minor) tuple")
+        object.__setattr__(
+            self,
+            "compute_capability",
+            (positive_int("compute capability major", cc[0]),
+             positive_int("compute capability minor", cc[1], minimum=0)),
+        )  # fmt: skip
 
     @property
     def precisions(self) -> tuple[str, ...]:
@@ -100,13 +170,21 @@ class Chip:
             return self.peak_flops_per_s[precision]
         except KeyError:
             raise ValueError(
-                f"{self.name} has no {precision} support in this table "
+                f"precision={precision!r}: {self.name} has no {precision} support in this table "
                 f"(it lists: {', '.join(self.precisions)})"
             ) from None
 
     def ridge_point(self, precision: str, bandwidth: float | None = None) -> float:
-        """Machine balance in FLOP/byte: peak FLOP/s over HBM (or the given) bandwidth."""
-        return self.peak_flops(precision) / (bandwidth or self.hbm_bandwidth)
+        """Machine balance in FLOP/byte: peak FLOP/s over a bandwidth in bytes/s.
+
+        ``bandwidth`` is the link the bytes cross: ``None`` (the default) means this chip's HBM;
+        pass another level's bytes/s (L2, PCIe, NVLink) for that level's ridge. It must be a
+        finite number > 0: 0 is an error, never a silent fall-back to HBM.
+        """
+        peak = self.peak_flops(precision)
+        if bandwidth is None:
+            return peak / self.hbm_bandwidth
+        return peak / positive_float("bandwidth", bandwidth)
 
     def shared_memory_bandwidth(self) -> float:
         """Aggregate shared-memory bandwidth: SMs × 128 B/clock × boost clock (bytes/s)."""
@@ -146,13 +224,8 @@ PCIE_GB_PER_S_PER_LANE: Mapping[int, float] = MappingProxyType(
 
 def pcie_bandwidth(generation: int, lanes: int = 16) -> float:
     """Theoretical PCIe bandwidth per direction in bytes/s (Gen4 x8 → 15.75e9)."""
-    if generation not in PCIE_GB_PER_S_PER_LANE:
-        raise ValueError(
-            f"generation={generation!r} is not a PCIe generation; "
-            f"valid: 1–{max(PCIE_GB_PER_S_PER_LANE)}"
-        )
-    if lanes not in (1, 2, 4, 8, 16):
-        raise ValueError(f"lanes={lanes!r} must be one of 1, 2, 4, 8, 16")
+    generation = choice("generation", generation, tuple(PCIE_GB_PER_S_PER_LANE))
+    lanes = choice("lanes", lanes, (1, 2, 4, 8, 16))
     return PCIE_GB_PER_S_PER_LANE[generation] * lanes * GB
 
 
@@ -589,6 +662,11 @@ def chip_from_device_name(device_name: str) -> Chip | None:
     ``"NVIDIA H100 80GB HBM3"`` → H100-SXM, ``"Tesla T4"`` → T4. Returns ``None`` rather than
     guessing when nothing matches, so a measurement is never compared with the wrong roof.
     """
+    if not isinstance(device_name, str):
+        raise TypeError(
+            f"device_name={show(device_name)} must be a string such as "
+            "torch.cuda.get_device_name() returns"
+        )
     text = device_name.lower()
     patterns = (
         ("h100 pcie", "H100-PCIe"),
@@ -606,3 +684,20 @@ def chip_from_device_name(device_name: str) -> Chip | None:
         if re.search(rf"(^|[^a-z0-9]){re.escape(pattern)}($|[^a-z0-9])", text):
             return _BY_NAME[canonical]
     return None
+
+
+__all__ = [
+    "MAX_REGISTERS_PER_THREAD",
+    "MAX_THREADS_PER_BLOCK",
+    "NETWORK_BANDWIDTH",
+    "NVLINK_BIDIRECTIONAL",
+    "PCIE_GB_PER_S_PER_LANE",
+    "SHARED_MEMORY_BYTES_PER_CLOCK_PER_SM",
+    "WARP_SIZE",
+    "Chip",
+    "chip",
+    "chip_from_device_name",
+    "chip_names",
+    "chips",
+    "pcie_bandwidth",
+]

@@ -7,6 +7,16 @@ thread (``cuobjdump -res-usage``, shipped in the triton wheel) and whether tenso
 instructions appear (``mma.sync`` / ``wgmma`` in the PTX, ``HMMA`` / ``HGMMA`` in the SASS), and
 turn them into the theoretical occupancy on that chip with :func:`gpuperf.tiling.occupancy`.
 
+Compiled as the JIT compiles it: a kernel launched with ``kernel[grid](...)`` is specialised on
+its arguments before compiling — an integer argument equal to 1 becomes the constant 1, and
+pointers and integers divisible by 16 carry that divisibility to the compiler. For the matmuls
+on contiguous tensors (unit inner strides, sizes a multiple of 16) that is what turns scalar
+loads into 16-byte ``cp.async`` copies pipelined over shared-memory buffers (``num_stages - 1``
+of them on sm_80; ``num_stages`` on sm_90 with ``wgmma``);
+:data:`KERNELS` records that specialisation so the reports match what runs on a GPU. Only a
+matmul tile whose *single* stage already exceeds the chip's shared memory is answered without
+compiling, by the course's model, and the report says so (``modelled``).
+
 Why a subprocess: Triton decides at decoration time whether ``@triton.jit`` interprets or
 compiles, and the interpreter patches ``triton.language`` while it runs. The notebook process
 interprets (no GPU), so compilation runs in a child process with ``TRITON_INTERPRET`` unset and
@@ -53,9 +63,21 @@ class KernelSpec:
     # Integer arguments the GPU JIT would see as multiples of 16 (it specialises on that), which
     # lets the compiler vectorise masked loads; off by default to stay conservative.
     divisible_by_16: tuple[str, ...] = ()
+    # Integer arguments equal to 1 when the kernel is called on contiguous tensors (unit strides).
+    # Triton's JIT turns an integer argument equal to 1 into the constant 1 before compiling, so
+    # the compiler knows the innermost dimension is contiguous: vector loads and cp.async.
+    unit_args: tuple[str, ...] = ()
 
 
-_FA = {"IS_CAUSAL": False, "BLOCK_M": 64, "BLOCK_N": 64, "BLOCK_D": 64}
+_FA = {
+    "IS_CAUSAL": False,
+    "BLOCK_M": 64,
+    "BLOCK_N": 64,
+    "BLOCK_D": 64,
+    "INPUT_PRECISION": "ieee",
+}
+_MATMUL_UNIT = ("stride_ak", "stride_bn", "stride_cn")
+_MATMUL_DIVISIBLE = ("M", "N", "K", "stride_am", "stride_bk", "stride_cm")
 
 #: Every course kernel with the meta-parameters its chapter uses.
 KERNELS: dict[str, KernelSpec] = {
@@ -84,8 +106,16 @@ KERNELS: dict[str, KernelSpec] = {
     ),
     "softmax": KernelSpec("softmax", "_softmax_kernel", {"BLOCK_N": 1024}),
     "softmax_online": KernelSpec("softmax", "_softmax_online_kernel", {"BLOCK_N": 1024}),
+    # The matmuls as the JIT compiles them for contiguous tensors whose sizes are multiples of 16
+    # (4096³, say): unit inner strides become the constant 1, the other sizes and strides carry
+    # the divisibility-by-16 hint, exactly the specialisation ``kernel[grid](...)`` applies.
     "matmul_naive": KernelSpec(
-        "matmul", "_matmul_naive_kernel", {"BLOCK_N": 64, "BLOCK_K": 64}, num_stages=1
+        "matmul",
+        "_matmul_naive_kernel",
+        {"BLOCK_N": 64, "BLOCK_K": 64},
+        num_stages=1,
+        divisible_by_16=_MATMUL_DIVISIBLE,
+        unit_args=_MATMUL_UNIT,
     ),
     "matmul": KernelSpec(
         "matmul",
@@ -93,6 +123,8 @@ KERNELS: dict[str, KernelSpec] = {
         {"BLOCK_M": 128, "BLOCK_N": 128, "BLOCK_K": 32, "GROUP_M": 8, "INPUT_PRECISION": "ieee"},
         num_warps=8,
         num_stages=3,
+        divisible_by_16=_MATMUL_DIVISIBLE,
+        unit_args=_MATMUL_UNIT,
     ),
     "flash_attention_fwd": KernelSpec(
         "flash_attention", "_flash_fwd_kernel", dict(_FA), num_stages=2, fp32_pointers=("l_ptr",)
@@ -113,14 +145,37 @@ KERNELS: dict[str, KernelSpec] = {
     ),
 }
 
+#: Variants written for one architecture, compiled on request (``compile_kernel``) but not by
+#: :func:`inspect_all`: the Hopper FlashAttention forward's sm_90 tiles do not fit a T4.
+ARCH_KERNELS: dict[str, KernelSpec] = {
+    # The Hopper forward (tensor descriptors / TMA) with its sm_90 tiles for d = 64.
+    "flash_attention_fwd_hopper": KernelSpec(
+        "flash_attention_hopper",
+        "_flash_fwd_tma_kernel",
+        {
+            "IS_CAUSAL": False,
+            "BLOCK_M": 128,
+            "BLOCK_N": 128,
+            "BLOCK_D": 64,
+            "INPUT_PRECISION": "ieee",
+        },
+        num_warps=8,
+        num_stages=3,
+        fp32_pointers=("l_ptr",),
+        divisible_by_16=("seq_len",),
+    ),
+}
+
 _FLOAT_SCALARS = ("scale",)
 _TC_PTX = re.compile(r"\b(wgmma\.mma_async[\w.]*|mma\.sync[\w.]*)")
 _TC_SASS = re.compile(r"\b(HGMMA|HMMA|IMMA|QGMMA)\b")
 # Global-memory instructions in PTX: ld.global.v4.b32 moves 4 × 32 bits per thread (vectorised).
 _GLOBAL_ACCESS = re.compile(r"\b((?:ld|st)\.global(?:\.[\w:]+)*)")
 _VECTOR = re.compile(r"\.v(\d)\b")
+# One PTX instruction per line: an optional predicate (@%p1 / @!%p1), then the opcode.
+_PTX_OPCODE = re.compile(r"^\s*(?:@!?%\w+\s+)?([a-z][\w.:]*)", re.MULTILINE)
 #: Bumped when the raw compile record gains fields, so older cache entries are not reused.
-_CACHE_SCHEMA = 2
+_CACHE_SCHEMA = 3
 
 
 @dataclass(frozen=True)
@@ -146,7 +201,10 @@ class CompileReport:
     limited_by: str | None = None
     tensor_core_instructions: tuple[str, ...] = ()
     global_accesses: tuple[tuple[str, int], ...] = ()
+    ptx_instructions: tuple[tuple[str, int], ...] = ()
     explanation: str = ""
+    #: True when ``fits`` comes from the course's shared-memory model, not from a compile.
+    modelled: bool = False
 
     @property
     def threads_per_block(self) -> int:
@@ -166,6 +224,11 @@ class CompileReport:
             if name.startswith("ld.")
         ]
         return max(widths, default=0)
+
+    def instruction_count(self, prefix: str) -> int:
+        """How many PTX instructions start with ``prefix`` (``"fma"``, ``"sin.approx"``,
+        ``"cp.async"``): static counts in the listing, not executions."""
+        return sum(count for name, count in self.ptx_instructions if name.startswith(prefix))
 
     def summary(self) -> str:
         if not self.compiled or not self.fits:
@@ -200,13 +263,14 @@ def _module_source_hash(module: str) -> str:
 
 
 def _job(kernel: str, target: str, dtype: str, num_warps, num_stages, overrides) -> dict:
-    if kernel not in KERNELS:
-        raise KeyError(f"unknown kernel {kernel!r}; known: {', '.join(sorted(KERNELS))}")
+    if kernel not in KERNELS and kernel not in ARCH_KERNELS:
+        known = ", ".join(sorted({**KERNELS, **ARCH_KERNELS}))
+        raise KeyError(f"unknown kernel {kernel!r}; known: {known}")
     if target not in TARGETS:
         raise ValueError(f"target={target!r} must be one of {', '.join(TARGETS)}")
     if dtype not in DTYPES:
         raise ValueError(f"dtype={dtype!r} must be one of {', '.join(DTYPES)}")
-    spec = KERNELS[kernel]
+    spec = KERNELS[kernel] if kernel in KERNELS else ARCH_KERNELS[kernel]
     unknown = set(overrides) - set(spec.constexprs)
     if unknown:
         raise ValueError(
@@ -224,27 +288,48 @@ def _job(kernel: str, target: str, dtype: str, num_warps, num_stages, overrides)
         "dtype": dtype,
         "num_warps": power_of_two("num_warps", num_warps or spec.num_warps, 1, 32),
         "num_stages": positive_int("num_stages", num_stages or spec.num_stages),
-        "constexprs": {**spec.constexprs, **overrides},
+        # Unit strides first: the JIT's constant 1, never a meta-parameter a caller overrides.
+        "constexprs": {**dict.fromkeys(spec.unit_args, 1), **spec.constexprs, **overrides},
         "fp32_pointers": list(spec.fp32_pointers),
         "divisible_by_16": list(spec.divisible_by_16),
     }
 
 
 def _precheck(job: dict, the_chip) -> str | None:
-    """Explain, without compiling, a matmul tile whose staged buffers cannot fit on the chip."""
+    """Explain, without compiling, a matmul tile that cannot fit on the chip whatever happens.
+
+    Only a tile whose *single* A and B panel exceeds the per-block limit is answered this way:
+    the compiler allocates at least one buffer for the operands of ``tl.dot`` (Triton's
+    pipeliner keeps ``num_stages - 1`` of them on sm_80, ``num_stages`` on sm_90), so such a
+    tile can never fit. Everything else is compiled and the compiler's own shared memory decides.
+    """
     if job["kernel"] != "matmul":
         return None
     from . import tiling
+    from .hardware import MAX_REGISTERS_PER_THREAD
 
     c = job["constexprs"]
     try:
         tiling.check_shared_memory(
-            the_chip, c["BLOCK_M"], c["BLOCK_N"], c["BLOCK_K"], job["dtype"], job["num_stages"]
+            the_chip, c["BLOCK_M"], c["BLOCK_N"], c["BLOCK_K"], job["dtype"], num_stages=1
         )
     except ValueError as exc:
         return (
-            f"does not fit: {exc}. Use smaller tiles (BLOCK_K or BLOCK_N) or fewer num_stages; "
-            "the launch would fail with 'out of resource: shared memory'."
+            f"does not fit (course model, not compiled): a single stage of the A and B panels "
+            f"already exceeds the limit ({exc}). Use smaller tiles; the launch would fail with "
+            "'out of resource: shared memory'."
+        )
+    threads = 32 * job["num_warps"]
+    accumulators = c["BLOCK_M"] * c["BLOCK_N"] // threads
+    if job["cc"] < 80 and accumulators > MAX_REGISTERS_PER_THREAD:
+        # sm_75 has no tensor-core dot in Triton ≥ 3.4: tl.dot becomes unrolled FMAs, and ptxas
+        # takes many minutes on such tiles only to spill them.
+        return (
+            f"not compiled (course model): on {job['target']} Triton lowers tl.dot to FMA "
+            f"instructions, and each of the {threads} threads would hold {accumulators} fp32 "
+            f"accumulators, more than the {MAX_REGISTERS_PER_THREAD} registers a thread can "
+            "have: the compiler would spill them to local memory. Use smaller tiles or more "
+            "warps."
         )
     return None
 
@@ -266,7 +351,13 @@ def _report(job: dict, raw: dict) -> CompileReport:
         shared_memory_limit_bytes=limit,
     )
     if raw.get("error"):
-        return CompileReport(**base, compiled=False, fits=False, explanation=raw["error"])
+        return CompileReport(
+            **base,
+            compiled=False,
+            fits=False,
+            explanation=raw["error"],
+            modelled=bool(raw.get("modelled")),
+        )
     smem, regs = raw["shared"], raw["registers"]
     fits = smem <= limit
     occ = None
@@ -293,6 +384,7 @@ def _report(job: dict, raw: dict) -> CompileReport:
         limited_by=None if occ is None else occ.limited_by,
         tensor_core_instructions=tuple(raw.get("tensor_cores", ())),
         global_accesses=tuple((name, count) for name, count in raw.get("global_accesses", ())),
+        ptx_instructions=tuple((name, count) for name, count in raw.get("ptx_instructions", ())),
         explanation=explanation,
     )
 
@@ -337,14 +429,22 @@ def compile_many(requests: list[dict]) -> list[CompileReport]:
             continue
         reason = _precheck(job, hardware.chip(TARGETS[job["target"]][0]))
         if reason:
-            raws[key] = _MEMORY[key] = {"error": reason}
+            raws[key] = _MEMORY[key] = {"error": reason, "modelled": True}
             continue
         todo.append((key, job))
     if todo:
         # Split the work over two child processes (the course's CI machines have two cores).
         halves = [todo[0::2], todo[1::2]] if len(todo) > 1 else [todo]
         with ThreadPoolExecutor(len(halves)) as pool:
-            results = list(pool.map(lambda part: _run_worker([j for _, j in part]), halves))
+            # The child caches each result as soon as it has it, so an interrupted batch resumes.
+            results = list(
+                pool.map(
+                    lambda part: _run_worker(
+                        [{**j, "_cache_path": str(_cache_dir() / f"{k}.json")} for k, j in part]
+                    ),
+                    halves,
+                )
+            )
         done = [
             pair
             for part, res in zip(halves, results, strict=True)
@@ -481,6 +581,8 @@ def _compile_one(job: dict) -> dict:
     ptx = asm.get("ptx", "")
     found = sorted(set(_TC_PTX.findall(ptx)))
     accesses = sorted(Counter(_GLOBAL_ACCESS.findall(ptx)).items())
+    body = ptx.split("{", 1)[1] if "{" in ptx else ptx  # instructions live in the function body
+    opcodes = sorted(Counter(_PTX_OPCODE.findall(body)).items())
     regs = local = None
     with tempfile.TemporaryDirectory() as tmp:
         cubin = Path(tmp) / "k.cubin"
@@ -503,12 +605,19 @@ def _compile_one(job: dict) -> dict:
         "local": local,
         "tensor_cores": found,
         "global_accesses": accesses,
+        "ptx_instructions": opcodes,
     }
 
 
 def _worker() -> None:
     jobs = json.loads(sys.stdin.read())
-    out = [_compile_one(job) for job in jobs]
+    out = []
+    for job in jobs:
+        cache_path = job.pop("_cache_path", None)
+        raw = _compile_one(job)
+        if cache_path:
+            Path(cache_path).write_text(json.dumps({**raw, "triton_version": _triton_version()}))
+        out.append(raw)
     sys.stdout.write("@@GPUPERF-INSPECT@@" + json.dumps(out))
 
 
@@ -519,6 +628,7 @@ elif __name__ == "__main__":
 
 
 __all__ = [
+    "ARCH_KERNELS",
     "KERNELS",
     "TARGETS",
     "CompileReport",

@@ -5,6 +5,9 @@ these instead, labelled with who measured them, how, and on what. Values are SI 
 seconds); ``source`` is a key of the book's ``references.bib``. Peak (datasheet) numbers live in
 :mod:`gpuperf.hardware`, never here.
 
+First-party measurements of the course's own kernels (:func:`course_kernels`) live here too,
+each with the device, driver and software versions and the gpuperf commit that produced them.
+
 Most system-level figures (PCIe, NVLink, EFA, storage) were measured on one AWS p5 cluster of
 H100 nodes for the Smol Training Playbook (seed 001); treat them as one well-documented sample,
 not as universal constants.
@@ -12,11 +15,17 @@ not as universal constants.
 
 from __future__ import annotations
 
+import functools
+import json
+import math
+import os
 from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
 from types import MappingProxyType
 
 from .hardware import chip as lookup_chip
-from .units import GB, GiB
+from .units import GB, GiB, format_bandwidth, format_flops, format_seconds
 
 _T = 1e12
 _US = 1e-6
@@ -125,8 +134,9 @@ MEASUREMENTS: tuple[Measurement, ...] = (
     _M("Llama 3 405B training MFU", 0.41, "fraction", "H100-SXM",
        "16,384 GPUs; 400 TFLOP/s per GPU (38–43 % across configurations)", "LLAMA3",
        0.38, 0.43),
-    _M("DeepSeek-V3 training MFU", 0.25, "fraction", "H100-SXM",
-       "as reported in the Smol Training Playbook (MoE communication limits it)", "PLAYBOOK",
+    _M("DeepSeek-V3 training MFU", 0.25, "fraction", None,
+       "H800 GPUs (an H100 with reduced NVLink, not in the chip table); as reported in the "
+       "Smol Training Playbook (MoE communication limits it)", "PLAYBOOK",
        0.20, 0.30),
     _M("SmolLM3 training MFU", 0.30, "fraction", "H100-SXM", "384 H100s", "PLAYBOOK"),
     _M("PaLM 540B training MFU", 0.462, "fraction", None, "6144 TPU v4 chips", "PALM"),
@@ -197,9 +207,229 @@ def measurements(chip: str | None = None, unit: str | None = None) -> tuple[Meas
 
 def find(quantity: str, chip: str | None = None) -> Measurement:
     """The one measurement whose quantity contains ``quantity`` (case-insensitive)."""
+    if not isinstance(quantity, str) or not quantity:
+        raise TypeError(
+            f"quantity={quantity!r} must be a non-empty string (part of a measurement's "
+            "quantity, e.g. 'HBM copy')"
+        )
     needle = quantity.lower()
     found = [m for m in measurements(chip) if needle in m.quantity.lower()]
     if len(found) != 1:
         names = "; ".join(m.quantity for m in (found or measurements(chip)))
         raise KeyError(f"{len(found)} measurements match {quantity!r}; candidates: {names}")
+    return found[0]
+
+
+# ----------------------------------------------------------------------------------------------
+# First-party measurements: the course's own kernels, timed on a real GPU
+#
+# ``python -m gpuperf.bench --json PATH`` writes one JSON document per run: a ``provenance``
+# object (the chip and the software it ran) and one record per case. The run shipped with the
+# package was made on an H100 SXM on 2026-11-22 (``measured/*.json``); it is one run on one card,
+# so differences under ~5 % are noise. Records keep the bench's own key names (``GBps``,
+# ``TFLOPs``); :class:`KernelMeasurement` exposes them in SI-free, lower-case fields.
+
+#: The schema name a kernels JSON document carries; a list of records alone is accepted too.
+KERNELS_SCHEMA = "gpuperf.bench/1"
+#: The packaged first-party run (relative to this module).
+COURSE_KERNELS_FILE = "measured/h100-sxm-2026-11-22-kernels.json"
+_PROVENANCE_FIELDS = ("chip", "device", "driver", "cuda", "torch", "triton", "numpy", "date",
+                      "commit")  # fmt: skip
+_RECORD_KEYS = {
+    "case": "case",
+    "us": "us",
+    "torch_us": "torch_us",
+    "speed_vs_torch": "speed_vs_torch",
+    "GBps": "gbps",
+    "TFLOPs": "tflops",
+    "torch_TFLOPs": "torch_tflops",
+    "frac_copy_bw": "frac_copy_bw",
+    "rel_err": "rel_err",
+}
+
+
+@dataclass(frozen=True)
+class Provenance:
+    """Where and with what a first-party run was measured. ``chip`` is a key of the hardware
+    table; ``device`` is the name the driver reports; ``commit`` is gpuperf's git commit."""
+
+    chip: str
+    device: str
+    driver: str
+    cuda: str
+    torch: str
+    triton: str
+    numpy: str
+    date: str
+    commit: str
+    method: str = ""
+
+    def __post_init__(self) -> None:
+        for name in _PROVENANCE_FIELDS:
+            value = getattr(self, name)
+            if not isinstance(value, str) or not value.strip():
+                raise ValueError(
+                    f"provenance {name}={value!r} must be a non-empty string; a first-party "
+                    "measurement needs all of " + ", ".join(_PROVENANCE_FIELDS)
+                )
+
+    @property
+    def chip_name(self) -> str | None:
+        """The hardware table's name for the chip (``chip`` may be a key, an alias or the name
+        the driver reports), or None for a chip the table lacks."""
+        from .hardware import chip_from_device_name
+
+        try:
+            return lookup_chip(self.chip).name
+        except (KeyError, ValueError, TypeError):
+            found = chip_from_device_name(self.chip)
+            return found.name if found is not None else None
+
+    def in_words(self) -> str:
+        """'measured on an NVIDIA H100 80GB HBM3, driver …, torch …, Triton …, 2026-11-22'."""
+        return (
+            f"measured on an {self.device} (driver {self.driver}, CUDA {self.cuda}), torch "
+            f"{self.torch}, Triton {self.triton}, numpy {self.numpy}, gpuperf {self.commit}, "
+            f"{self.date}"
+        )
+
+
+def _optional_number(case: str, key: str, value: object) -> float | None:
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise ValueError(f"{case!r}: {key}={value!r} must be a number or absent")
+    number = float(value)
+    if not math.isfinite(number) or number < 0:
+        raise ValueError(f"{case!r}: {key}={value!r} must be finite and ≥ 0")
+    return number
+
+
+@dataclass(frozen=True)
+class KernelMeasurement:
+    """One case of a first-party run. Times in microseconds (medians); ``gbps``/``tflops`` the
+    achieved rate (GB/s, TFLOP/s); ``frac_copy_bw`` the achieved bandwidth over the copy
+    bandwidth measured in the same run; ``speed_vs_torch`` = ``torch_us / us`` (> 1: the course's
+    kernel is faster); ``rel_err`` = ‖out − ref‖ / ‖ref‖. A field the run did not record is
+    ``None`` — including ``us`` for accuracy-only rows, which the bench stores as 0."""
+
+    case: str
+    us: float | None
+    provenance: Provenance
+    torch_us: float | None = None
+    speed_vs_torch: float | None = None
+    gbps: float | None = None
+    tflops: float | None = None
+    torch_tflops: float | None = None
+    frac_copy_bw: float | None = None
+    rel_err: float | None = None
+
+    @property
+    def seconds(self) -> float | None:
+        """The median time in seconds (SI), or None for an accuracy-only row."""
+        return None if self.us is None else self.us * _US
+
+    @property
+    def bytes_per_s(self) -> float | None:
+        return None if self.gbps is None else self.gbps * GB
+
+    @property
+    def flops_per_s(self) -> float | None:
+        return None if self.tflops is None else self.tflops * _T
+
+    def in_words(self, name: str | None = None) -> str:
+        """The record as a sentence, e.g. "the course's vector add on an H100-SXM: 2.99 TB/s,
+        99 % of a measured copy". ``name`` replaces the case label."""
+        parts = []
+        if self.gbps is not None:
+            parts.append(format_bandwidth(self.bytes_per_s))
+        if self.tflops is not None:
+            parts.append(format_flops(self.flops_per_s))
+        if self.frac_copy_bw is not None:
+            # rounded down: a first-party number never claims more than was measured
+            parts.append(f"{math.floor(self.frac_copy_bw * 100)} % of a measured copy")
+        if self.speed_vs_torch is not None:
+            parts.append(f"{self.speed_vs_torch:.2f}× torch's speed")
+        if self.us is not None:
+            parts.append(f"{format_seconds(self.seconds)} median")
+        if not parts and self.rel_err is not None:
+            parts.append(f"relative error {self.rel_err:.1e}")
+        chip_name = self.provenance.chip_name or self.provenance.device
+        return f"the course's {name or self.case} on an {chip_name}: " + ", ".join(parts)
+
+
+def _record(raw: object, provenance: Provenance) -> KernelMeasurement:
+    if not isinstance(raw, dict) or not isinstance(raw.get("case"), str) or not raw["case"]:
+        raise ValueError(f"a kernels record needs a non-empty 'case' string; got {raw!r}")
+    case = raw["case"]
+    unknown = set(raw) - set(_RECORD_KEYS)
+    if unknown:
+        raise ValueError(
+            f"{case!r}: unknown keys {sorted(unknown)}; valid: {', '.join(_RECORD_KEYS)}"
+        )
+    if "us" not in raw:
+        raise ValueError(f"{case!r}: no 'us' (median time in µs)")
+    values = {
+        field: _optional_number(case, key, raw.get(key))
+        for key, field in _RECORD_KEYS.items()
+        if key != "case"
+    }
+    if values["us"] == 0:
+        values["us"] = None  # accuracy-only row: the bench records no time as 0
+    return KernelMeasurement(case=case, provenance=provenance, **values)
+
+
+def load_kernels(source: str | os.PathLike | dict | list) -> tuple[KernelMeasurement, ...]:
+    """Records of a kernels JSON document (a path, or the parsed document).
+
+    The document is ``{"schema": "gpuperf.bench/1", "provenance": {...}, "records": [...]}``,
+    as ``python -m gpuperf.bench --json`` writes it. A first-party number is never shown without
+    where it was measured, so a document without complete provenance is rejected.
+    """
+    if isinstance(source, str | os.PathLike):
+        data = json.loads(Path(source).read_text(encoding="utf-8"))
+    elif isinstance(source, dict | list):
+        data = source
+    else:
+        raise TypeError(
+            f"source={source!r} must be a path or a parsed kernels document (dict), "
+            f"not {type(source).__name__}"
+        )
+    if not isinstance(data, dict) or "provenance" not in data or "records" not in data:
+        raise ValueError(
+            "a kernels document is a JSON object with 'schema', 'provenance' and 'records'; "
+            "a bare list of records has no provenance and is not accepted"
+        )
+    if data.get("schema") != KERNELS_SCHEMA:
+        raise ValueError(f"schema={data.get('schema')!r}; this gpuperf reads {KERNELS_SCHEMA!r}")
+    raw = data["provenance"]
+    if not isinstance(raw, dict):
+        raise ValueError(f"provenance={raw!r} must be an object")
+    fields = {*_PROVENANCE_FIELDS, "method"}
+    missing = [f for f in _PROVENANCE_FIELDS if f not in raw]
+    if missing:
+        raise ValueError(f"provenance lacks {missing}; needed: {', '.join(_PROVENANCE_FIELDS)}")
+    provenance = Provenance(**{k: v for k, v in raw.items() if k in fields})
+    if not isinstance(data["records"], list) or not data["records"]:
+        raise ValueError("records must be a non-empty list")
+    return tuple(_record(r, provenance) for r in data["records"])
+
+
+@functools.cache
+def course_kernels() -> tuple[KernelMeasurement, ...]:
+    """The course's own kernels measured on an H100 SXM (2026-11-22), with provenance."""
+    text = resources.files(__package__).joinpath(COURSE_KERNELS_FILE).read_text(encoding="utf-8")
+    return load_kernels(json.loads(text))
+
+
+def course_kernel(case: str) -> KernelMeasurement:
+    """The one first-party record whose case contains ``case`` (case-insensitive)."""
+    if not isinstance(case, str) or not case:
+        raise TypeError(f"case={case!r} must be a non-empty string, e.g. 'vector_add'")
+    records = course_kernels()
+    exact = [r for r in records if r.case.lower() == case.lower()]
+    found = exact or [r for r in records if case.lower() in r.case.lower()]
+    if len(found) != 1:
+        names = "; ".join(r.case for r in (found or records))
+        raise KeyError(f"{len(found)} first-party records match {case!r}; candidates: {names}")
     return found[0]

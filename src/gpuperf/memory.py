@@ -32,8 +32,17 @@ from dataclasses import dataclass
 import numpy as np
 
 from . import hardware
-from ._validate import positive_float, positive_int, power_of_two
-from .hardware import WARP_SIZE, Chip
+from ._validate import (
+    MAX_PRODUCT,
+    MAX_QUANTITY,
+    flag,
+    name_string,
+    optional,
+    positive_float,
+    positive_int,
+    power_of_two,
+)
+from .hardware import MAX_THREADS_PER_BLOCK, WARP_SIZE, Chip
 
 #: Element sizes a single load instruction can move per thread (1-byte to 128-bit loads).
 ELEMENT_BYTES = (1, 2, 4, 8, 16)
@@ -56,6 +65,23 @@ class Coalescing:
     addresses: tuple[int, ...]
     sectors: tuple[int, ...]
     cache_lines: int
+
+    def __post_init__(self) -> None:
+        for label in ("stride", "warp_size", "sector_bytes", "line_bytes", "cache_lines"):
+            positive_int(label, getattr(self, label), maximum=MAX_PRODUCT)
+        positive_int("offset", self.offset, minimum=0, maximum=MAX_PRODUCT)
+        if self.element_bytes not in ELEMENT_BYTES or isinstance(self.element_bytes, bool):
+            raise ValueError(
+                f"element_bytes={self.element_bytes!r} must be one of {ELEMENT_BYTES}"
+            )
+        for label in ("addresses", "sectors"):
+            if not isinstance(getattr(self, label), tuple):
+                raise TypeError(f"{label}={getattr(self, label)!r} must be a tuple of ints")
+        if len(self.addresses) != self.warp_size or not self.sectors:
+            raise ValueError(
+                f"a warp of {self.warp_size} lanes has {len(self.addresses)} addresses and "
+                f"{len(self.sectors)} sectors; need one address per lane and ≥ 1 sector"
+            )
 
     @property
     def transactions(self) -> int:
@@ -100,7 +126,8 @@ def coalescing(
             f"element_bytes={element_bytes!r} must be one of {', '.join(map(str, ELEMENT_BYTES))}"
         )
     element_bytes = int(element_bytes)
-    warp_size = positive_int("warp_size", warp_size)
+    # One address per lane is built below: bound the warp so a typo cannot hang the call.
+    warp_size = positive_int("warp_size", warp_size, maximum=MAX_THREADS_PER_BLOCK)
     sector_bytes = power_of_two("sector_bytes", sector_bytes, minimum=element_bytes)
     line_bytes = power_of_two("line_bytes", line_bytes, minimum=sector_bytes)
 
@@ -187,6 +214,14 @@ class TransferModel:
     bandwidth: float
     latency_clipped: bool = False
 
+    def __post_init__(self) -> None:
+        # Fitted values: checked for sign and finiteness, not for the arguments' magnitude range.
+        latency = positive_float("latency_s", self.latency_s, True, MAX_QUANTITY, bounded=False)
+        object.__setattr__(self, "latency_s", latency)
+        bandwidth = positive_float("bandwidth", self.bandwidth, False, MAX_QUANTITY, bounded=False)
+        object.__setattr__(self, "bandwidth", bandwidth)
+        object.__setattr__(self, "latency_clipped", flag("latency_clipped", self.latency_clipped))
+
     @property
     def half_bandwidth_bytes(self) -> float:
         return self.latency_s * self.bandwidth
@@ -239,6 +274,12 @@ class Level:
     capacity_bytes: float | None
     bandwidth_bytes_per_s: float | None
     source: str
+
+    def __post_init__(self) -> None:
+        name_string("name", self.name)
+        name_string("source", self.source)
+        for label in ("capacity_bytes", "bandwidth_bytes_per_s"):
+            object.__setattr__(self, label, optional(label, getattr(self, label), positive_float))
 
 
 def _optional(name: str, value: float | None) -> float | None:
@@ -335,3 +376,17 @@ def bandwidth_ladder(
         Level("storage", None, storage_bandwidth, given if storage_bandwidth else unknown)
     )
     return tuple(levels)
+
+
+__all__ = [
+    "ELEMENT_BYTES",
+    "Coalescing",
+    "Level",
+    "TransferModel",
+    "bandwidth_ladder",
+    "coalescing",
+    "effective_bandwidth",
+    "fit_transfer_model",
+    "half_bandwidth_size",
+    "transfer_time",
+]

@@ -98,8 +98,10 @@ def show_source(obj: Any) -> Any:
         from IPython.display import Markdown
     except ImportError as error:  # pragma: no cover - IPython ships with every notebook kernel
         raise ImportError("show_source needs IPython: pip install ipykernel") from error
+    # A @triton.jit kernel is a JITFunction wrapping the Python function in ``.fn``.
+    target = getattr(obj, "fn", obj) if callable(getattr(obj, "fn", None)) else obj
     try:
-        source = inspect.getsource(obj)
+        source = inspect.getsource(target)
     except (TypeError, OSError) as error:
         raise TypeError(
             f"cannot show the source of {obj!r}: pass a function, class or module "

@@ -17,6 +17,7 @@ from typing import Any
 
 import numpy as np
 
+from ._validate import positive_float, positive_int
 from .cost import OpCost
 from .hardware import Chip, chip
 from .roofline import attainable_flops
@@ -25,6 +26,10 @@ from .units import format_flops
 __all__ = ["roofline"]
 
 _TFLOPS = 1e12
+#: Most cache lines :func:`coalescing_grid` draws, and most tiles per side :func:`tile_picture`
+#: draws (a figure, not a data structure: beyond these nothing is readable anyway).
+MAX_LINES_DRAWN = 1024
+MAX_TILES_DRAWN = 256
 
 
 def _pyplot() -> Any:
@@ -54,9 +59,14 @@ def roofline(
     if not chip_list:
         raise ValueError("chips must name at least one chip")
     resolved = [chip(c) for c in chip_list]
-    low, high = intensity_range
-    if not 0 < low < high:
-        raise ValueError(f"intensity_range={intensity_range!r} must satisfy 0 < low < high")
+    message = f"intensity_range={intensity_range!r} must be (low, high) with 0 < low < high"
+    try:
+        low, high = intensity_range
+    except (TypeError, ValueError):
+        raise ValueError(message) from None
+    low, high = positive_float("intensity_range low", low), positive_float("high", high)
+    if not low < high:
+        raise ValueError(message)
     intensity = np.geomspace(low, high, 400)
 
     fig, ax = plt.subplots(figsize=figsize, layout="constrained")
@@ -694,6 +704,11 @@ def coalescing_grid(result: Any, n_lines: int = 32) -> np.ndarray:
     Row r is cache line r; a byte is WASTED when its sector is fetched but no lane asked for it.
     Addresses beyond ``n_lines`` lines are not drawn (the caller says so in its caption).
     """
+    from .memory import Coalescing
+
+    if not isinstance(result, Coalescing):
+        raise TypeError(f"result={result!r} must be a gpuperf.memory.Coalescing")
+    n_lines = positive_int("n_lines", n_lines, maximum=MAX_LINES_DRAWN)
     line, sector = result.line_bytes, result.sector_bytes
     grid = np.full(n_lines * line, BYTE_IDLE, dtype=np.int8)
     for s in result.sectors:
@@ -795,9 +810,16 @@ def tile_picture(m: int, n: int, block_m: int, block_n: int, *, figsize=(4.2, 4.
     """The output C[m, n] cut into BM × BN tiles; the masked part of the edge tiles is hatched."""
     from .tiling import tile_count, tile_efficiency
 
+    tile_count(m, n, block_m, block_n)  # validates the sizes and blocks, with their names
+    m, n, block_m, block_n = int(m), int(n), int(block_m), int(block_n)
+    tiles_m, tiles_n = -(-m // block_m), -(-n // block_n)
+    if max(tiles_m, tiles_n) > MAX_TILES_DRAWN:
+        raise ValueError(
+            f"m={m}, n={n} with {block_m} × {block_n} tiles is a {tiles_m} × {tiles_n} grid; "
+            f"tile_picture draws at most {MAX_TILES_DRAWN} tiles per side (one line per edge)"
+        )
     patches = require_matplotlib("matplotlib.patches")
     plt = _pyplot()
-    tiles_m, tiles_n = -(-m // block_m), -(-n // block_n)
     fig, ax = plt.subplots(figsize=figsize, layout="constrained")
     padded_m, padded_n = tiles_m * block_m, tiles_n * block_n
     ax.add_patch(patches.Rectangle((0, 0), n, m, color="tab:blue", alpha=0.25, lw=0))

@@ -30,7 +30,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from ._validate import positive_int
+from ._validate import MAX_PRODUCT, choice, name_string, positive_float, positive_int, show
 from .runtime import require
 
 __all__ = ["GLOSSARY", "Profile", "ProfileRow", "bound_in_words", "profile"]
@@ -64,6 +64,13 @@ class ProfileRow:
     self_device_s: float
     device_total_s: float
 
+    def __post_init__(self) -> None:
+        if not isinstance(self.name, str):
+            raise TypeError(f"name={show(self.name)} must be a string")
+        positive_int("calls", self.calls, minimum=0, maximum=MAX_PRODUCT)
+        for label in ("self_cpu_s", "cpu_total_s", "self_device_s", "device_total_s"):
+            object.__setattr__(self, label, positive_float(label, getattr(self, label), True))
+
 
 @dataclass(frozen=True)
 class Profile:
@@ -75,6 +82,18 @@ class Profile:
     table: str
     self_cpu_total_s: float
     self_device_total_s: float
+
+    def __post_init__(self) -> None:
+        choice("device", self.device, ("cpu", "cuda"))
+        if not isinstance(self.rows, tuple) or not all(
+            isinstance(r, ProfileRow) for r in self.rows
+        ):
+            raise TypeError(f"rows={show(self.rows)} must be a tuple of ProfileRow")
+        positive_int("steps", self.steps, maximum=MAX_PRODUCT)
+        if not isinstance(self.table, str):
+            raise TypeError(f"table={show(self.table)} must be a string")
+        for label in ("self_cpu_total_s", "self_device_total_s"):
+            object.__setattr__(self, label, positive_float(label, getattr(self, label), True))
 
     def row(self, name: str) -> ProfileRow:
         """The row called ``name`` (e.g. ``"aten::mm"``); ``KeyError`` lists the names."""
@@ -94,10 +113,12 @@ def bound_in_words(host_s: float, device_s: float) -> str:
     No device time → nothing ran on a GPU. Host > device → CPU-bound: the GPU waits for the
     host to issue work. Otherwise GPU-bound: the kernels themselves take the time.
     """
-    if host_s < 0 or device_s < 0:
-        raise ValueError(f"times must be ≥ 0, got host_s={host_s!r}, device_s={device_s!r}")
+    host_s = positive_float("host_s", host_s, allow_zero=True)
+    device_s = positive_float("device_s", device_s, allow_zero=True)
     if device_s == 0:
         return "no GPU activity recorded: everything ran on the CPU"
+    if host_s == 0:
+        return "GPU-bound: the host recorded no time issuing work, the device did all of it"
     ratio = host_s / device_s
     if ratio > 1:
         return f"CPU-bound: the host spent {ratio:.3g}× the device time issuing work"
@@ -150,6 +171,10 @@ def profile(
     Profiles CUDA too when a GPU is present (and synchronises before stopping, so every kernel
     is counted). ``sort_by`` defaults to self device time on a GPU, self CPU time otherwise.
     """
+    if not callable(fn):
+        raise TypeError(f"fn={show(fn)} must be callable")
+    if sort_by is not None:
+        name_string("sort_by", sort_by)
     torch = require("torch", "pip install torch")
     profiler = require("torch.profiler", "pip install torch")
     steps = positive_int("steps", steps)

@@ -37,13 +37,23 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
+
 from . import hardware
-from ._validate import positive_float, positive_int
+from ._validate import MAX_PRODUCT, name_string, positive_float, positive_int, show
 from .hardware import Chip
 from .units import bytes_per_element, check_precision
 
 #: Backward FLOPs per forward FLOP of a layer (gradients w.r.t. inputs and weights).
 BACKWARD_PER_FORWARD = 2.0
+
+#: Most layers :func:`best_checkpoint_every` searches (it tries ~2·√L candidates): 10**9.
+MAX_LAYERS = 10**9
+
+
+def _non_negative(obj: object, labels: tuple[str, ...]) -> None:
+    for label in labels:
+        object.__setattr__(obj, label, positive_float(label, getattr(obj, label), True))
 
 
 @dataclass(frozen=True)
@@ -67,6 +77,21 @@ class Checkpointing:
     recompute_flops: float
     step_flops: float
 
+    def __post_init__(self) -> None:
+        positive_int("n_layers", self.n_layers, maximum=MAX_PRODUCT)
+        positive_int("every", self.every, minimum=0, maximum=MAX_PRODUCT)
+        _non_negative(
+            self,
+            ("forward_flops_per_layer", "stored_bytes", "recompute_flops", "step_flops"),
+        )
+        for label in (
+            "activation_bytes_per_layer",
+            "input_bytes_per_layer",
+            "peak_bytes",
+            "baseline_bytes",
+        ):
+            object.__setattr__(self, label, positive_float(label, getattr(self, label)))
+
     @property
     def memory_saving(self) -> float:
         """Activation memory without checkpointing over the peak with it (≥ 1 is a saving)."""
@@ -75,8 +100,11 @@ class Checkpointing:
     @property
     def compute_overhead(self) -> float:
         """Extra FLOPs over a step without recomputation: 1/3 when backward = 2 × forward."""
-        base = (1 + BACKWARD_PER_FORWARD) * self.n_layers * self.forward_flops_per_layer
-        return self.recompute_flops / base
+        if self.every == 0:
+            return 0.0
+        # recompute / step = L·F / ((1 + backward)·L·F), independent of F: layers with no
+        # FLOPs (F = 0) give the same 1/3 as the limit F → 0, not 0/0.
+        return 1 / (1 + BACKWARD_PER_FORWARD)
 
 
 def checkpointing(
@@ -129,16 +157,24 @@ def checkpointing(
 def best_checkpoint_every(
     n_layers: int, activation_bytes_per_layer: float, input_bytes_per_layer: float
 ) -> int:
-    """The ``every`` in 1..L with the lowest peak memory (≈ √(L·B/A)); ties go to the larger."""
-    n_layers = positive_int("n_layers", n_layers)
-    peaks = {
-        k: checkpointing(
-            n_layers, activation_bytes_per_layer, input_bytes_per_layer, 0, k
-        ).peak_bytes
-        for k in range(1, n_layers + 1)
-    }
-    lowest = min(peaks.values())
-    return max(k for k, peak in peaks.items() if peak == lowest)
+    """The ``every`` in 1..L with the lowest peak memory (≈ √(L·B/A)); ties go to the larger.
+
+    peak(k) = (⌈L/k⌉ − 1)·B + k·A. For each value q of ⌈L/k⌉ the smallest k with that q,
+    ⌈L/q⌉, has the lowest peak, and ⌈L/k⌉ takes under 2·√L values, so only ~2·√L candidates
+    are compared: exact, and fast up to :data:`MAX_LAYERS` layers.
+    """
+    n_layers = positive_int("n_layers", n_layers, maximum=MAX_LAYERS)
+    # Validates A and B (and B ≤ A) with checkpointing's own messages.
+    checkpointing(n_layers, activation_bytes_per_layer, input_bytes_per_layer, 0, 1)
+    activation = float(activation_bytes_per_layer)
+    boundary = float(input_bytes_per_layer)
+    root = math.isqrt(n_layers)
+    small = np.arange(1, root + 1, dtype=np.int64)
+    candidates = np.unique(np.concatenate([small, -(-n_layers // np.arange(1, root + 2))]))
+    candidates = candidates[(candidates >= 1) & (candidates <= n_layers)]
+    # The same float expression as checkpointing()'s peak, so ties break identically.
+    peaks = -(-n_layers // candidates) * boundary - boundary + candidates * activation
+    return int(candidates[peaks == peaks.min()].max())
 
 
 @dataclass(frozen=True)
@@ -153,6 +189,14 @@ class RecomputeOrStore:
     store_time_s: float
     recompute_flops: float
     recompute_time_s: float
+
+    def __post_init__(self) -> None:
+        name_string("chip_name", self.chip_name)
+        positive_int("n_elements", self.n_elements)
+        check_precision(self.precision)
+        for label in ("flops_per_element", "store_bytes", "store_time_s", "recompute_flops",
+                      "recompute_time_s"):  # fmt: skip
+            object.__setattr__(self, label, positive_float(label, getattr(self, label)))
 
     @property
     def recompute_wins(self) -> bool:
@@ -181,6 +225,7 @@ def recompute_or_store(
     flops_per_element = positive_float("flops_per_element", flops_per_element)
     found = hardware.chip(chip)
     precision = check_precision(precision)
+    math_precision = check_precision(math_precision, "math_precision")
     store_bytes = 2.0 * n_elements * bytes_per_element(precision)
     recompute_flops = float(n_elements * flops_per_element)
     return RecomputeOrStore(
@@ -205,6 +250,20 @@ class SavedTensors:
     #: Shape of one tensor per distinct storage, largest storage first.
     shapes: tuple[tuple[int, ...], ...] = ()
 
+    def __post_init__(self) -> None:
+        positive_int("n_bytes", self.n_bytes, minimum=0, maximum=MAX_PRODUCT)
+        positive_int("n_tensors", self.n_tensors, minimum=0, maximum=MAX_PRODUCT)
+        message = f"shapes={show(self.shapes)} must be a tuple of shapes (tuples of ints ≥ 0)"
+        if not isinstance(self.shapes, tuple | list) or not all(
+            isinstance(shape, tuple | list) for shape in self.shapes
+        ):
+            raise ValueError(message)
+        shapes = tuple(
+            tuple(positive_int("shapes entry", d, minimum=0) for d in shape)
+            for shape in self.shapes
+        )
+        object.__setattr__(self, "shapes", shapes)
+
 
 def saved_tensor_bytes(
     fn: Callable[..., Any], *args: Any, exclude: Iterable[Any] = ()
@@ -218,6 +277,8 @@ def saved_tensor_bytes(
     """
     from .runtime import require
 
+    if not callable(fn):
+        raise TypeError(f"fn={show(fn)} must be callable")
     torch = require("torch", "pip install torch")
     excluded = {t.untyped_storage().data_ptr() for t in exclude}
     storages: dict[int, tuple[int, tuple[int, ...]]] = {}

@@ -18,7 +18,7 @@ from typing import Literal
 
 import numpy as np
 
-from ._validate import positive_float, positive_int
+from ._validate import positive_float, positive_int, show
 from .cost import OpCost, matmul
 from .hardware import Chip, chip
 from .units import bytes_per_element, check_precision
@@ -49,9 +49,17 @@ def attainable_flops(
     the_chip = chip(chip_name)
     peak = the_chip.peak_flops(precision)
     bw = _bandwidth(the_chip, bandwidth)
-    values = np.asarray(intensity, dtype=float)
+    message = f"intensity={show(intensity)} must be finite and > 0 FLOP/byte"
+    if isinstance(intensity, str | bytes | bool | np.bool_):
+        raise ValueError(message)
+    raw = np.asarray(intensity)
+    if raw.dtype == bool or not np.issubdtype(raw.dtype, np.number):
+        raise ValueError(message)
+    if np.issubdtype(raw.dtype, np.complexfloating):
+        raise ValueError(message)
+    values = raw.astype(float)
     if values.size == 0 or not np.all(np.isfinite(values)) or np.any(values <= 0):
-        raise ValueError(f"intensity={intensity!r} must be finite and > 0 FLOP/byte")
+        raise ValueError(message)
     result = np.minimum(peak, bw * values)
     return float(result) if result.ndim == 0 else result
 
@@ -67,6 +75,11 @@ class TimeBounds:
     n_bytes: float
     peak_flops_per_s: float
     bandwidth: float
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "flops", positive_float("flops", self.flops, allow_zero=True))
+        for label in ("n_bytes", "peak_flops_per_s", "bandwidth"):
+            object.__setattr__(self, label, positive_float(label, getattr(self, label)))
 
     @property
     def t_math_s(self) -> float:
@@ -131,6 +144,11 @@ def time_bounds(
     )
 
 
+def _stored(value: str | None, name: str, default: str) -> str:
+    """A storage precision: ``default`` when ``None`` (an empty string is an error)."""
+    return default if value is None else check_precision(value, name)
+
+
 def critical_batch_size(
     chip_name: str | Chip,
     precision: str = "bf16",
@@ -156,9 +174,11 @@ def critical_batch_size(
     """
     the_chip = chip(chip_name)
     ridge = the_chip.ridge_point(precision)
-    w = bytes_per_element(weight_precision or precision)
-    a = bytes_per_element(activation_precision or precision)
-    o = bytes_per_element(out_precision or activation_precision or check_precision(precision))
+    precision = check_precision(precision)
+    w = bytes_per_element(_stored(weight_precision, "weight_precision", precision))
+    activation = _stored(activation_precision, "activation_precision", precision)
+    a = bytes_per_element(activation)
+    o = bytes_per_element(_stored(out_precision, "out_precision", activation))
     if d is None and f is None:
         return ridge * w / 2
     if d is None or f is None:
@@ -184,12 +204,15 @@ def matmul_flops_vs_batch(
     The curve of seed 004's problem 3: it rises linearly with B until the critical batch, then
     stays flat at the peak.
     """
+    d, f = positive_int("d", d), positive_int("f", f)
+    batch = np.asarray(batch, dtype=object) if isinstance(batch, list | tuple) else batch
     batch = np.asarray(batch)
     if batch.ndim != 1 or batch.size == 0:
-        raise ValueError("batch must be a non-empty 1-D array of batch sizes")
+        raise ValueError(f"batch={show(batch)} must be a non-empty 1-D array of batch sizes")
     values = []
-    for b in batch:
-        op = matmul(int(b), f, d, precision, b_precision=weight_precision)
+    for i, b in enumerate(batch.tolist()):
+        size = positive_int(f"batch[{i}]", b)
+        op = matmul(size, f, d, precision, b_precision=weight_precision)
         values.append(time_bounds(op, chip_name, precision).attainable_flops_per_s)
     return np.array(values)
 
@@ -255,3 +278,15 @@ def critical_split_dim(
         * the_chip.peak_flops(precision)
         / _link_bandwidth(the_chip, link_bandwidth)
     )
+
+
+__all__ = [
+    "TimeBounds",
+    "attainable_flops",
+    "critical_batch_size",
+    "critical_split_dim",
+    "matmul_flops_vs_batch",
+    "ridge_point",
+    "split_matmul_time_bounds",
+    "time_bounds",
+]

@@ -18,11 +18,14 @@ import html
 import io
 import itertools
 import json
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ._validate import positive_int
+from ._validate import name_string, positive_int, show
+
+#: Highest resolution a frame may be rendered at (frames are inline PNGs in the page).
+MAX_DPI = 300
 
 
 @dataclass(frozen=True)
@@ -34,6 +37,26 @@ class Control:
     label: str
     labels: tuple[str, ...]
     initial: int
+
+    def __post_init__(self) -> None:
+        name_string("name", self.name)
+        name_string("label", self.label)
+        for label in ("values", "labels"):
+            given = getattr(self, label)
+            if isinstance(given, str | bytes | Mapping) or not isinstance(given, Iterable):
+                raise TypeError(
+                    f"{label}={show(given)} of control {self.name!r} must be a sequence"
+                )
+        object.__setattr__(self, "values", tuple(self.values))
+        object.__setattr__(self, "labels", tuple(self.labels))
+        if not self.values or len(self.labels) != len(self.values):
+            raise ValueError(
+                f"control {self.name!r} needs ≥ 1 value and one label per value, got "
+                f"{len(self.values)} values and {len(self.labels)} labels"
+            )
+        if not all(isinstance(text, str) for text in self.labels):
+            raise TypeError(f"labels={show(self.labels)} of control {self.name!r} must be strings")
+        positive_int("initial", self.initial, minimum=0, maximum=len(self.values) - 1)
 
     @property
     def kind(self) -> str:
@@ -50,16 +73,37 @@ def control(
     initial: Any = None,
 ) -> Control:
     """Describe one control; ``initial`` must be one of ``values`` (default: the first)."""
+    name_string("name", name)
+    if isinstance(values, str | bytes | Mapping) or not isinstance(values, Iterable):
+        raise TypeError(f"values={show(values)} of control {name!r} must be a sequence")
     values = tuple(values)
     if not values:
         raise ValueError(f"control {name!r} needs at least one value")
+    if not callable(format):
+        raise TypeError(f"format={show(format)} must be callable")
+    if label is not None:
+        name_string("label", label)
     if initial is None:
         index = 0
-    elif initial in values:
-        index = values.index(initial)
     else:
-        raise ValueError(f"initial={initial!r} is not one of the values of control {name!r}")
+        matches = [i for i, v in enumerate(values) if _same(v, initial)]
+        if not matches:
+            raise ValueError(
+                f"initial={show(initial)} is not one of the values of control {name!r}: "
+                f"{', '.join(map(show, values))}"
+            )
+        index = matches[0]
     return Control(name, values, label or name, tuple(format(v) for v in values), index)
+
+
+def _same(a: Any, b: Any) -> bool:
+    """``a == b`` for control values, where a bool never equals a number."""
+    if isinstance(a, bool) != isinstance(b, bool):
+        return False
+    try:
+        return bool(a == b)
+    except (TypeError, ValueError):
+        return False
 
 
 class Scrubber:
@@ -80,17 +124,23 @@ class Scrubber:
         dpi: int = 72,
         max_frames: int = 200,
     ) -> None:
-        if not alt or not alt.strip():
+        if not callable(render):
+            raise TypeError(f"render={show(render)} must be callable")
+        if not isinstance(alt, str) or not alt.strip():
             raise ValueError("alt text is required: describe what the figure shows")
+        if not isinstance(caption, str):
+            raise TypeError(f"caption={show(caption)} must be a string")
         if not controls:
             raise ValueError("a Scrubber needs at least one control")
+        if not all(isinstance(c, Control) for c in controls):
+            raise TypeError(f"controls={show(controls)} must be Control objects (see control())")
         names = [c.name for c in controls]
         if len(set(names)) != len(names):
             raise ValueError(f"control names must be unique, got {names}")
         self.controls = tuple(controls)
         self.alt = alt
         self.caption = caption
-        self.dpi = positive_int("dpi", dpi)
+        self.dpi = positive_int("dpi", dpi, maximum=MAX_DPI)
         n_frames = 1
         for c in self.controls:
             n_frames *= len(c.values)
@@ -225,4 +275,15 @@ def scrubber(
     """Build a :class:`Scrubber`; ``controls`` may be a plain ``{name: values}`` mapping."""
     if isinstance(controls, Mapping):
         controls = [control(name, values) for name, values in controls.items()]
+    elif isinstance(controls, str | bytes) or not isinstance(controls, Sequence):
+        raise TypeError(f"controls={show(controls)} must be a mapping or a sequence of Control")
     return Scrubber(render, controls, **options)
+
+
+__all__ = [
+    "MAX_DPI",
+    "Control",
+    "Scrubber",
+    "control",
+    "scrubber",
+]

@@ -19,7 +19,8 @@ quantization*; NVIDIA's "Matrix Multiplication Background" guide, §3.1–3.2).
 
 Limits: this is a teaching model. It assumes one output tile per CTA, no split-K or stream-K, and
 no L2 reuse between tiles (real kernels re-read panels from L2, not HBM, so the byte count is an
-upper bound on HBM traffic and a fair count of L2 traffic). Masked edge loads are counted as whole
+upper bound on HBM traffic and a fair count of L2 traffic; :func:`l2_levels` makes L2 a level of
+its own, with the kernel's GROUP_M launch order). Masked edge loads are counted as whole
 tiles. Occupancy follows the CUDA occupancy calculator's rules approximately (see
 :func:`occupancy`). Hardware numbers come from :mod:`gpuperf.hardware`; none are typed here.
 """
@@ -32,7 +33,15 @@ from dataclasses import dataclass
 import numpy as np
 
 from . import hardware
-from ._validate import positive_int, power_of_two
+from ._validate import (
+    MAX_COUNT,
+    MAX_PRODUCT,
+    name_string,
+    positive_float,
+    positive_int,
+    power_of_two,
+    show,
+)
 from .cost import OpCost
 from .hardware import MAX_REGISTERS_PER_THREAD, MAX_THREADS_PER_BLOCK, WARP_SIZE, Chip
 from .units import bytes_per_element, check_precision
@@ -40,12 +49,40 @@ from .units import bytes_per_element, check_precision
 #: Smallest tile side ``tl.dot`` accepts (Triton requires each dot dimension ≥ 16).
 MIN_BLOCK = 16
 
+#: Most programs :func:`program_tiles` (and so :func:`l2_levels`) enumerates, one by one.
+MAX_PROGRAMS = 2**20
+
 #: Registers are allocated per warp in units of 256 (CUDA occupancy calculator, cc 5.0–10.0).
 REGISTER_ALLOCATION_UNIT = 256
 
 
+def _check_fields(
+    obj: object,
+    ints: tuple[str, ...] = (),
+    floats: tuple[str, ...] = (),
+    names: tuple[str, ...] = (),
+    precisions: tuple[str, ...] = (),
+) -> None:
+    """Validate a result dataclass's fields: counts ≥ 0, finite non-negative floats, names."""
+    for label in ints:
+        object.__setattr__(
+            obj, label, positive_int(label, getattr(obj, label), minimum=0, maximum=MAX_PRODUCT)
+        )
+    for label in floats:
+        object.__setattr__(obj, label, positive_float(label, getattr(obj, label), True))
+    for label in names:
+        name_string(label, getattr(obj, label))
+    for label in precisions:
+        check_precision(getattr(obj, label), label)
+
+
 def _block(name: str, value: object) -> int:
     return power_of_two(name, value, minimum=MIN_BLOCK)
+
+
+def _ceil_div(a: int, b: int) -> int:
+    """⌈a / b⌉ in exact integer arithmetic (``math.ceil(a / b)`` rounds through a float)."""
+    return -(-a // b)
 
 
 def _gpu(chip: str | Chip, what: str) -> Chip:
@@ -61,14 +98,14 @@ def tile_count(m: int, n: int, block_m: int, block_n: int) -> int:
     """Output tiles of a C[m, n]: ⌈m/BM⌉·⌈n/BN⌉ (256² with 128² tiles → 4; 257×256 → 6)."""
     m, n = positive_int("m", m), positive_int("n", n)
     block_m, block_n = _block("block_m", block_m), _block("block_n", block_n)
-    return math.ceil(m / block_m) * math.ceil(n / block_n)
+    return _ceil_div(m, block_m) * _ceil_div(n, block_n)
 
 
 def tile_efficiency(m: int, n: int, block_m: int, block_n: int) -> float:
     """Tile quantization: useful outputs over computed outputs, m·n / (⌈m/BM⌉BM · ⌈n/BN⌉BN)."""
     m, n = positive_int("m", m), positive_int("n", n)
     block_m, block_n = _block("block_m", block_m), _block("block_n", block_n)
-    return (m * n) / (math.ceil(m / block_m) * block_m * math.ceil(n / block_n) * block_n)
+    return (m * n) / (_ceil_div(m, block_m) * block_m * _ceil_div(n, block_n) * block_n)
 
 
 @dataclass(frozen=True)
@@ -97,6 +134,19 @@ class TiledMatmul:
     hbm_bytes_read: float
     hbm_bytes_written: float
     naive_hbm_bytes: float
+
+    def __post_init__(self) -> None:
+        _check_fields(
+            self,
+            ints=("m", "n", "k", "block_m", "block_n", "block_k", "tiles_m", "tiles_n", "tiles_k"),
+            floats=("useful_flops", "executed_flops", "hbm_bytes_read", "hbm_bytes_written",
+                    "naive_hbm_bytes"),
+            precisions=("precision", "out_precision"),
+        )  # fmt: skip
+        if min(self.m, self.n, self.k, self.block_m, self.block_n, self.block_k) < 1:
+            raise ValueError(f"sizes and blocks of {self!r} must be ≥ 1")
+        if self.hbm_bytes_read + self.hbm_bytes_written <= 0:
+            raise ValueError("a tiled matmul moves at least one byte")
 
     @property
     def tiles(self) -> int:
@@ -184,9 +234,9 @@ def tiled_matmul(
     out_precision = check_precision(out_precision if out_precision is not None else precision)
     size, out = bytes_per_element(precision), bytes_per_element(out_precision)
     tiles_m, tiles_n, tiles_k = (
-        math.ceil(m / block_m),
-        math.ceil(n / block_n),
-        math.ceil(k / block_k),
+        _ceil_div(m, block_m),
+        _ceil_div(n, block_n),
+        _ceil_div(k, block_k),
     )
     per_step = (block_m * block_k + block_k * block_n) * size  # A panel + B panel, one K step
     return TiledMatmul(
@@ -236,6 +286,15 @@ class SharedMemoryBudget:
     num_stages: int
     shared_memory_bytes: int
     limit_bytes: int
+
+    def __post_init__(self) -> None:
+        _check_fields(
+            self,
+            ints=("block_m", "block_n", "block_k", "num_stages", "shared_memory_bytes"),
+            names=("chip_name",),
+            precisions=("precision",),
+        )
+        object.__setattr__(self, "limit_bytes", positive_int("limit_bytes", self.limit_bytes))
 
     @property
     def fits(self) -> bool:
@@ -297,10 +356,10 @@ def check_shared_memory(
 
 def waves(tiles: int, chip: str | Chip, ctas_per_sm: int = 1) -> int:
     """Waves of CTAs: ⌈tiles / (SMs·ctas_per_sm)⌉ (A100, 256 tiles → 3 waves)."""
-    tiles = positive_int("tiles", tiles)
+    tiles = positive_int("tiles", tiles, maximum=MAX_PRODUCT)  # a product of two counts
     ctas_per_sm = positive_int("ctas_per_sm", ctas_per_sm)
     found = _gpu(chip, "a wave of CTAs")
-    return math.ceil(tiles / (found.sm_count * ctas_per_sm))
+    return _ceil_div(tiles, found.sm_count * ctas_per_sm)
 
 
 @dataclass(frozen=True)
@@ -318,6 +377,23 @@ class WaveQuantization:
     waves: int
     wave_efficiency: float
     tile_efficiency: float
+
+    def __post_init__(self) -> None:
+        _check_fields(
+            self,
+            ints=("m", "n", "block_m", "block_n", "tiles", "waves"),
+            names=("chip_name",),
+        )
+        for label in ("sm_count", "ctas_per_sm", "tiles", "waves"):
+            positive_int(label, getattr(self, label), maximum=MAX_PRODUCT)
+        for label in ("wave_efficiency", "tile_efficiency"):
+            value = positive_float(label, getattr(self, label))
+            if value > 1:
+                raise ValueError(f"{label}={value!r} must be in (0, 1]")
+        if not 0 < self.tiles - (self.waves - 1) * self.slots_per_wave <= self.slots_per_wave:
+            raise ValueError(
+                f"tiles={self.tiles} do not fill {self.waves} waves of {self.slots_per_wave}"
+            )
 
     @property
     def slots_per_wave(self) -> int:
@@ -372,25 +448,57 @@ def wave_quantization(
 
 
 def _sizes(name: str, values: object) -> np.ndarray:
-    array = np.asarray(values)
-    if array.dtype == bool or not np.issubdtype(array.dtype, np.number):
-        raise ValueError(f"{name}={values!r} must be integers ≥ 1")
-    as_float = array.astype(float)
-    if (
-        array.size == 0
-        or not np.all(np.isfinite(as_float))
-        or np.any(as_float < 1)
-        or np.any(as_float != np.round(as_float))
+    """Sizes as an int64 array, each checked exactly as the scalar functions check one size."""
+    array = np.asarray(values, dtype=object) if isinstance(values, list | tuple) else values
+    array = np.asarray(array)
+    if array.ndim == 0:
+        array = array.reshape(1)
+    if array.ndim != 1 or array.size == 0:
+        raise ValueError(f"{name}={show(values)} must be a non-empty 1-D array of integers ≥ 1")
+    if array.dtype != object and (
+        array.dtype == bool or not np.issubdtype(array.dtype, np.number)
     ):
-        raise ValueError(f"{name}={values!r} must be a non-empty array of integers ≥ 1")
-    return as_float.astype(np.int64)
+        raise ValueError(f"{name}={show(values)} must be integers ≥ 1 and ≤ {MAX_COUNT}")
+    if array.dtype == object:  # a list or tuple: check each element as the scalar version does
+        return np.array(
+            [positive_int(f"{name}[{i}]", v) for i, v in enumerate(array.tolist())],
+            dtype=np.int64,
+        )
+    # A numeric array: the same rule, vectorised (integral, finite, in [1, MAX_COUNT]).
+    if np.issubdtype(array.dtype, np.complexfloating):
+        raise ValueError(f"{name}={show(values)} must be integers ≥ 1 and ≤ {MAX_COUNT}")
+    if np.issubdtype(array.dtype, np.integer):
+        bad = (array < 1) | (array > MAX_COUNT)
+    else:
+        as_float = array.astype(float)
+        with np.errstate(invalid="ignore"):
+            bad = (
+                ~np.isfinite(as_float)
+                | (as_float < 1)
+                | (as_float > MAX_COUNT)
+                | (as_float != np.round(as_float))
+            )
+    if np.any(bad):
+        i = int(np.argmax(bad))
+        raise ValueError(
+            f"{name}[{i}]={show(array[i].item())} must be an integer ≥ 1 and ≤ {MAX_COUNT}"
+        )
+    return array.astype(np.int64)
+
+
+#: Below this, sizes and blocks are small enough that every product the curves form fits int64
+#: (sizes·blocks < 2**62); above it the curves switch to exact Python integers (object arrays).
+_INT64_SAFE = 2**30
 
 
 def _curve_tiles(sizes: object, block_m: int, block_n: int, m: int | None):
     n_arr = _sizes("sizes", sizes)
     block_m, block_n = _block("block_m", block_m), _block("block_n", block_n)
     m_arr = n_arr if m is None else np.full_like(n_arr, positive_int("m", m))
-    tiles_m = -(-m_arr // block_m)  # ceil division on int64 arrays
+    largest = max(int(n_arr.max()), int(m_arr.max()), block_m, block_n)
+    if largest >= _INT64_SAFE:
+        n_arr, m_arr = n_arr.astype(object), m_arr.astype(object)
+    tiles_m = -(-m_arr // block_m)  # exact ceil division
     tiles_n = -(-n_arr // block_n)
     return m_arr, n_arr, tiles_m, tiles_n, block_m, block_n
 
@@ -407,21 +515,29 @@ def wave_efficiency_curve(
     """:func:`wave_efficiency` over an array of sizes (the sawtooth plot); array in, array out.
 
     Square outputs (size × size) by default; with ``m`` given, ``sizes`` sweeps N at fixed M as
-    in NVIDIA's guide (M = 2304, N = 1536 → 1.0; N = 1544 → 117 tiles on 216 slots).
+    in NVIDIA's guide (M = 2304, N = 1536 → 1.0; N = 1544 → 117 tiles on 216 slots). Sizes are
+    checked like the scalar version's (integers in [1, 2⁵³]) and the result equals it exactly:
+    int64 arithmetic for ordinary sizes, exact Python integers where int64 could overflow.
     """
     _, _, tiles_m, tiles_n, _, _ = _curve_tiles(sizes, block_m, block_n, m)
     found = _gpu(chip, "wave quantization")
     slots = found.sm_count * positive_int("ctas_per_sm", ctas_per_sm)
     tiles = tiles_m * tiles_n
-    return tiles / (-(-tiles // slots) * slots)
+    if tiles.dtype != object and int(tiles.max()) >= 2**62 // max(slots, 1):
+        tiles = tiles.astype(object)
+    return np.asarray(tiles / (-(-tiles // slots) * slots), dtype=float)
 
 
 def tile_efficiency_curve(
     sizes: object, block_m: int, block_n: int, *, m: int | None = None
 ) -> np.ndarray:
-    """:func:`tile_efficiency` over an array of sizes (square, or N at fixed ``m``)."""
+    """:func:`tile_efficiency` over an array of sizes (square, or N at fixed ``m``).
+
+    Equal to the scalar version at every size it accepts (exact integer products, no int64
+    wrap-around: 3,037,000,449² used to come out as −1).
+    """
     m_arr, n_arr, tiles_m, tiles_n, block_m, block_n = _curve_tiles(sizes, block_m, block_n, m)
-    return (m_arr * n_arr) / (tiles_m * block_m * tiles_n * block_n)
+    return np.asarray((m_arr * n_arr) / (tiles_m * block_m * tiles_n * block_n), dtype=float)
 
 
 @dataclass(frozen=True)
@@ -446,6 +562,22 @@ class Occupancy:
     limited_by: str
     active_warps_per_sm: int
     max_warps_per_sm: int
+
+    def __post_init__(self) -> None:
+        _check_fields(
+            self,
+            ints=("registers_per_thread", "shared_memory_per_block_bytes",
+                  "blocks_limit_threads", "blocks_limit_registers", "blocks_limit_shared_memory",
+                  "blocks_limit_hardware", "blocks_per_sm", "active_warps_per_sm"),
+            names=("chip_name", "limited_by"),
+        )  # fmt: skip
+        for label in ("threads_per_block", "warps_per_block", "max_warps_per_sm"):
+            positive_int(label, getattr(self, label), maximum=MAX_PRODUCT)
+        if self.active_warps_per_sm > self.max_warps_per_sm:
+            raise ValueError(
+                f"active_warps_per_sm={self.active_warps_per_sm} must be ≤ max_warps_per_sm="
+                f"{self.max_warps_per_sm}"
+            )
 
     @property
     def occupancy(self) -> float:
@@ -530,3 +662,187 @@ def occupancy(
         active_warps_per_sm=blocks * warps_per_block,
         max_warps_per_sm=max_warps,
     )
+
+
+# --------------------------------------------------------------------------------------------
+# L2: the level between the SMs and HBM.
+
+
+def program_tiles(
+    m: int, n: int, block_m: int, block_n: int, group_m: int = 8
+) -> tuple[np.ndarray, np.ndarray]:
+    """``(pid_m, pid_n)`` of every program in launch order, with the course matmul's GROUP_M order.
+
+    Program ``pid`` of :func:`gpuperf.kernels.matmul` computes tile ``(pid_m[pid], pid_n[pid])``:
+    ``group_m`` tile-rows are swept column by column, so consecutive programs share A row-panels
+    and, across a group, B column-panels. ``group_m = 1`` is plain row-major order.
+    """
+    m, n = positive_int("m", m), positive_int("n", n)
+    block_m, block_n = _block("block_m", block_m), _block("block_n", block_n)
+    group_m = positive_int("group_m", group_m)
+    tiles_m, tiles_n = _ceil_div(m, block_m), _ceil_div(n, block_n)
+    if tiles_m * tiles_n > MAX_PROGRAMS:
+        # Two int64 entries per program follow: bound them before allocating.
+        raise ValueError(
+            f"m={m}, n={n} with {block_m}×{block_n} tiles give {tiles_m * tiles_n} programs; "
+            f"program_tiles lists at most {MAX_PROGRAMS} (2**20)"
+        )
+    pid = np.arange(tiles_m * tiles_n, dtype=np.int64)
+    in_group = group_m * tiles_n
+    first_m = (pid // in_group) * group_m
+    size_m = np.minimum(tiles_m - first_m, group_m)
+    return first_m + (pid % in_group) % size_m, (pid % in_group) // size_m
+
+
+@dataclass(frozen=True)
+class TilingLevels:
+    """A tiled matmul at two levels: panels streamed L2 → SMs, and HBM → L2 traffic.
+
+    ``l2_bytes`` is the per-tile count of :func:`tiled_matmul` (every program streams its A and
+    B panels; C is written once): the traffic between L2 and the SMs, whose intensity is the
+    tile intensity BM·BN/(BM + BN) in fp16. ``hbm_bytes`` assumes L2 serves every re-read inside
+    one wave of concurrently running programs, and nothing across waves: each wave fetches from
+    HBM each distinct A row-panel and B column-panel its programs use, once. ``compulsory_bytes``
+    reads A and B once and writes C once (the whole-matrix count of :func:`gpuperf.cost.matmul`).
+    """
+
+    tiled: TiledMatmul
+    chip_name: str
+    group_m: int
+    concurrent_tiles: int
+    waves: int
+    l2_bytes: float
+    hbm_bytes: float
+    compulsory_bytes: float
+    peak_flops_per_s: float
+    hbm_bandwidth: float
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.tiled, TiledMatmul):
+            raise TypeError(f"tiled={show(self.tiled)} must be a TiledMatmul (see tiled_matmul)")
+        _check_fields(
+            self,
+            ints=("group_m", "concurrent_tiles", "waves"),
+            floats=("l2_bytes", "hbm_bytes", "compulsory_bytes", "peak_flops_per_s",
+                    "hbm_bandwidth"),
+            names=("chip_name",),
+        )  # fmt: skip
+        # Every byte count and rate divides something below: all must be > 0.
+        for label in ("l2_bytes", "hbm_bytes", "compulsory_bytes", "peak_flops_per_s",
+                      "hbm_bandwidth"):  # fmt: skip
+            positive_float(label, getattr(self, label))
+
+    @property
+    def l2_intensity(self) -> float:
+        """Useful FLOPs per byte the SMs pull from L2 (≈ the tile intensity)."""
+        return self.tiled.useful_flops / self.l2_bytes
+
+    @property
+    def hbm_intensity(self) -> float:
+        """Useful FLOPs per HBM byte when L2 serves the re-reads within a wave."""
+        return self.tiled.useful_flops / self.hbm_bytes
+
+    @property
+    def compulsory_intensity(self) -> float:
+        """Useful FLOPs per byte if every input came from HBM exactly once."""
+        return self.tiled.useful_flops / self.compulsory_bytes
+
+    @property
+    def hbm_ridge_point(self) -> float:
+        return self.peak_flops_per_s / self.hbm_bandwidth
+
+    @property
+    def hbm_bound(self) -> str:
+        """``"compute"`` or ``"memory"``: the whole matmul against HBM, with L2 reuse."""
+        return "compute" if self.hbm_intensity >= self.hbm_ridge_point else "memory"
+
+    @property
+    def l2_bandwidth_needed(self) -> float:
+        """L2 → SM bandwidth (B/s) the tiles need to run at the math peak: peak / L2 intensity."""
+        return self.peak_flops_per_s / self.l2_intensity
+
+    def l2_bound(self, l2_bandwidth: float) -> str:
+        """``"compute"`` or ``"L2"`` for a given L2 bandwidth (bytes/s, e.g. a sourced one)."""
+        l2_bandwidth = positive_float("l2_bandwidth", l2_bandwidth)
+        return "compute" if l2_bandwidth >= self.l2_bandwidth_needed else "L2"
+
+
+def l2_levels(
+    m: int,
+    n: int,
+    k: int,
+    block_m: int,
+    block_n: int,
+    block_k: int,
+    chip: str | Chip,
+    precision: str = "fp16",
+    *,
+    group_m: int = 8,
+    ctas_per_sm: int = 1,
+) -> TilingLevels:
+    """The tiling roofline with L2 as a level: per-tile intensity against L2, whole matrix
+    against HBM.
+
+    A 4096³ fp16 matmul with 128 × 128 tiles has a tile intensity of 64 FLOP/B, below every
+    chip's HBM ridge point — yet it is compute-bound, because the re-reads behind that count
+    come from L2, not HBM. Programs run in waves of ``SMs × ctas_per_sm``; with the kernel's
+    ``GROUP_M`` order a wave of an H100 (132 programs) touches 8 A row-panels and 17 B
+    column-panels, so HBM sees each of them once per wave. Limits: the programs of a wave are
+    assumed to walk K in step (so L2 only needs their current K-slices), nothing is reused
+    across waves, and the L2 bandwidth is not in the chip table: compare
+    :attr:`TilingLevels.l2_bandwidth_needed` with a sourced figure.
+    """
+    t = tiled_matmul(m, n, k, block_m, block_n, block_k, precision)
+    found = _gpu(chip, "the L2 level of a tiled matmul")
+    group_m = positive_int("group_m", group_m)
+    ctas_per_sm = positive_int("ctas_per_sm", ctas_per_sm)
+    slots = found.sm_count * ctas_per_sm
+    pid_m, pid_n = program_tiles(t.m, t.n, t.block_m, t.block_n, group_m)
+    size = bytes_per_element(t.precision)
+    k_padded = t.tiles_k * t.block_k
+    panels_read = 0.0
+    n_waves = math.ceil(pid_m.size / slots)
+    for w in range(n_waves):
+        rows = np.unique(pid_m[w * slots : (w + 1) * slots]).size
+        cols = np.unique(pid_n[w * slots : (w + 1) * slots]).size
+        panels_read += (rows * t.block_m + cols * t.block_n) * k_padded * size
+    compulsory = (t.m * t.k + t.k * t.n) * size + t.hbm_bytes_written
+    return TilingLevels(
+        tiled=t,
+        chip_name=found.name,
+        group_m=group_m,
+        concurrent_tiles=slots,
+        waves=n_waves,
+        l2_bytes=float(t.hbm_bytes),
+        hbm_bytes=float(panels_read + t.hbm_bytes_written),
+        compulsory_bytes=float(compulsory),
+        peak_flops_per_s=found.peak_flops(t.precision),
+        hbm_bandwidth=found.hbm_bandwidth,
+    )
+
+
+__all__ = [
+    "MAX_PROGRAMS",
+    "MIN_BLOCK",
+    "REGISTER_ALLOCATION_UNIT",
+    "Occupancy",
+    "SharedMemoryBudget",
+    "TiledMatmul",
+    "TilingLevels",
+    "WaveQuantization",
+    "check_shared_memory",
+    "l2_levels",
+    "naive_matmul_hbm_bytes",
+    "occupancy",
+    "program_tiles",
+    "shared_memory_budget",
+    "shared_memory_bytes",
+    "tile_count",
+    "tile_efficiency",
+    "tile_efficiency_curve",
+    "tiled_matmul",
+    "wave_efficiency",
+    "wave_efficiency_curve",
+    "wave_quantization",
+    "waves",
+]

@@ -7,17 +7,18 @@ import torch
 
 from gpuperf.kernels import matmul, matmul_naive
 from gpuperf.kernels.matmul import matmul_ref
+from gpuperf.tolerances import tolerance
 
 from .conftest import DTYPES, randn
 
-# fp32 inputs, fp32 accumulation: only summation order differs. fp16 output is rounded to fp16.
-MM_TOL = {torch.float32: (1e-4, 1e-4), torch.float16: (1e-2, 2e-2)}
+# fp32 inputs, fp32 accumulation (IEEE, not TF32): only summation order differs. fp16 output is
+# rounded to fp16. Tolerances from gpuperf.tolerances, as everywhere.
 SHAPES = [(1, 1, 1), (1, 40, 17), (17, 33, 45), (70, 50, 90)]
 
 
 def _check(out, a, b):
     assert not torch.isnan(out).any(), "NaN in output: an element was never written"
-    rtol, atol = MM_TOL[a.dtype]
+    rtol, atol = tolerance(a.dtype)
     torch.testing.assert_close(out.float(), matmul_ref(a, b).float(), rtol=rtol, atol=atol)
 
 

@@ -12,6 +12,13 @@ is wanted.
 
 The launchers are re-exported here (``gpuperf.kernels.softmax`` is the *function*); reach a
 module's reference and cost helpers with ``from gpuperf.kernels.softmax import softmax_ref``.
+
+Every launcher behaves the same on the interpreter and on a GPU (:mod:`._common`): fp32 dot
+products are IEEE fp32 unless TF32 is asked for, grids are 1-D (no 65,535 limit), offsets that
+can pass 2³¹ are int64, infeasible tiles/warps/stages are refused before compiling with the
+numbers in the message, NaN propagates as in torch, and launchers without a backward refuse
+inputs that require grad. ``matmul`` picks its tiles from the device (``DEFAULT_CONFIGS``);
+``flash_attention_hopper`` is the sm_90 (TMA) forward beside the portable ``flash_attention``.
 """
 
 from __future__ import annotations
@@ -50,6 +57,7 @@ from .copy import copy_coalesced, copy_misaligned, copy_strided  # noqa: E402
 from .divergence import divergence_split, divergence_uniform  # noqa: E402
 from .elementwise import gelu, relu  # noqa: E402
 from .flash_attention import FlashAttention, FlashAttentionTorch, flash_attention  # noqa: E402
+from .flash_attention_hopper import FlashAttentionHopper, flash_attention_hopper  # noqa: E402
 from .fusion import sin2cos2_fused, sin2cos2_unfused  # noqa: E402
 from .matmul import matmul, matmul_naive  # noqa: E402
 from .softmax import softmax, softmax_online  # noqa: E402
@@ -58,6 +66,7 @@ from .vector_add import vector_add  # noqa: E402
 
 __all__ = [
     "FlashAttention",
+    "FlashAttentionHopper",
     "FlashAttentionTorch",
     "copy_coalesced",
     "copy_misaligned",
@@ -65,6 +74,7 @@ __all__ = [
     "divergence_split",
     "divergence_uniform",
     "flash_attention",
+    "flash_attention_hopper",
     "gelu",
     "matmul",
     "matmul_naive",

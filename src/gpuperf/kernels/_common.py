@@ -2,6 +2,22 @@
 
 Every launcher checks its inputs at the door so a wrong device, dtype, shape or tile size fails
 with a message naming the value and the valid range, never deep inside Triton.
+
+The same checks hold on the CPU interpreter and on a GPU, so the interpreter refuses what a GPU
+would refuse:
+
+- **Grids.** A CUDA grid has at most 2³¹ − 1 programs on axis 0 and 65,535 on axes 1 and 2. The
+  course's kernels launch 1-D grids (2-D tiles are folded into axis 0 and unfolded in the kernel
+  with ``//`` and ``%``); :func:`check_grid` rejects anything larger, naming the axis.
+- **Offsets.** ``pid * BLOCK`` and ``row * stride`` overflow int32 past 2³¹ elements; kernels
+  compute them in int64 (``tl.program_id(0).to(tl.int64)``).
+- **Feasibility.** ``num_warps`` is a power of two in 1–32, ``num_stages`` is in 1–8, and a
+  launcher that stages tiles through shared memory compares its estimate with the device's
+  per-block limit (:func:`check_shared_memory`; without a GPU, with the largest limit among the
+  course's targets, the H100's) before anything is compiled.
+- **Autograd.** Launchers other than FlashAttention have no backward: given an input that
+  requires grad while grad mode is on, they raise (:func:`reject_autograd`) instead of
+  returning a result silently cut from the graph.
 """
 
 from __future__ import annotations
@@ -10,10 +26,19 @@ from collections.abc import Iterable
 
 import torch
 
-from .._validate import positive_int, power_of_two
-from ..runtime import default_device, interpreting
+from .._validate import flag, positive_int, power_of_two
+from ..runtime import default_device, has_cuda_gpu, interpreting
 
 FLOAT_DTYPES = (torch.float32, torch.float16, torch.bfloat16)
+#: CUDA's grid limits: programs along axis 0, and along axes 1 and 2.
+MAX_GRID_AXIS_0 = 2**31 - 1
+MAX_GRID_AXIS_12 = 65_535
+#: Largest element offset an int32 can hold; kernels that can pass it use int64 offsets.
+INT32_MAX = 2**31 - 1
+NUM_WARPS = (1, 2, 4, 8, 16, 32)
+MAX_NUM_STAGES = 8
+#: Chip whose shared-memory limit applies when no GPU is present (the largest course target).
+CPU_REFERENCE_CHIP = "H100-SXM"
 _NAMES = {torch.float32: "fp32", torch.float16: "fp16", torch.bfloat16: "bf16"}
 
 
@@ -96,6 +121,106 @@ def same(name_a: str, a: torch.Tensor, name_b: str, b: torch.Tensor) -> None:
         raise TypeError(f"{name_a}.dtype={a.dtype} but {name_b}.dtype={b.dtype}; they must match")
 
 
+def warps(value: object) -> int:
+    """``num_warps``: a power of two in 1–32 (32 warps = 1024 threads, CUDA's block limit)."""
+    return power_of_two("num_warps", value, NUM_WARPS[0], NUM_WARPS[-1])
+
+
+def stages(value: object) -> int:
+    """``num_stages``: 1 (no pipelining) to :data:`MAX_NUM_STAGES` buffered loads in flight."""
+    result = positive_int("num_stages", value, 1)
+    if result > MAX_NUM_STAGES:
+        raise ValueError(f"num_stages={value!r} must be an integer in 1–{MAX_NUM_STAGES}")
+    return result
+
+
+def check_grid(grid: tuple[int, ...], what: str) -> tuple[int, ...]:
+    """Return ``grid`` if every axis is within CUDA's limits, else raise naming the axis."""
+    for axis, programs in enumerate(grid):
+        limit = MAX_GRID_AXIS_0 if axis == 0 else MAX_GRID_AXIS_12
+        if programs > limit:
+            raise ValueError(
+                f"{what}: grid axis {axis} would launch {programs} programs; CUDA allows at "
+                f"most {limit} on axis {axis}. Use larger blocks or a smaller input."
+            )
+    return grid
+
+
+def reject_autograd(what: str, *tensors: torch.Tensor) -> None:
+    """Raise if grad mode is on and an input requires grad: this launcher has no backward."""
+    if torch.is_grad_enabled() and any(t.requires_grad for t in tensors):
+        raise RuntimeError(
+            f"{what} has no backward pass, so its output would be silently cut from the autograd "
+            "graph: call it under torch.no_grad() or on .detach()ed inputs (use torch's own op, "
+            "or gpuperf.kernels.FlashAttention, where gradients are needed)"
+        )
+
+
+def shared_memory_limit() -> tuple[int, str]:
+    """(bytes of shared memory one block may use, where that number comes from).
+
+    On a GPU: the device's opt-in per-block limit (227 KiB on an H100, 163 KiB on an A100, 64 KiB
+    on a T4). Without one: the limit of :data:`CPU_REFERENCE_CHIP`, so the interpreter refuses
+    a configuration that no course GPU could run.
+    """
+    from ..hardware import chip
+
+    if has_cuda_gpu() and not interpreting():
+        props = torch.cuda.get_device_properties(torch.cuda.current_device())
+        limit = getattr(props, "shared_memory_per_block_optin", None)
+        if limit:
+            return int(limit), props.name
+        cc = (props.major, props.minor)
+        from ..hardware import chips
+
+        for c in chips():
+            if c.compute_capability == cc and c.shared_memory_per_block_bytes:
+                return c.shared_memory_per_block_bytes, props.name
+        return 48 * 1024, f"{props.name} (compute capability {cc[0]}.{cc[1]}, default 48 KiB)"
+    ref = chip(CPU_REFERENCE_CHIP)
+    assert ref.shared_memory_per_block_bytes is not None
+    where = f"{ref.name} (no GPU here: the largest course target)"
+    return ref.shared_memory_per_block_bytes, where
+
+
+def device_arch() -> str:
+    """``"sm_90"``, ``"sm_80"`` or ``"sm_75"`` for the GPU kernels run on; ``"cpu"`` without one.
+
+    Hopper and newer count as sm_90, every Ampere/Ada chip as sm_80, Turing and older as sm_75.
+    """
+    if not has_cuda_gpu() or interpreting():
+        return "cpu"
+    major, _ = torch.cuda.get_device_capability()
+    return "sm_90" if major >= 9 else "sm_80" if major == 8 else "sm_75"
+
+
+def pipeline_buffers(num_stages: int, arch: str | None = None) -> int:
+    """How many copies of a loop's staged tiles Triton keeps in shared memory.
+
+    Measured offline with Triton 3.9 (``tests/kernels/test_matmul_configs.py``): ``num_stages``
+    on sm_90 with ``wgmma``, ``num_stages − 1`` where ``cp.async`` pipelines (sm_80 and later),
+    one on sm_75, where nothing is pipelined. Without a GPU the check follows the course's
+    largest target (sm_90), so this is ``num_stages``: the most any chip keeps.
+    """
+    arch = device_arch() if arch is None else arch
+    if arch in ("sm_90", "cpu"):
+        return num_stages
+    if arch == "sm_80":
+        return max(1, num_stages - 1)
+    return 1
+
+
+def check_shared_memory(what: str, needed_bytes: int, detail: str) -> None:
+    """Raise ``ValueError`` with the numbers if ``needed_bytes`` exceeds the per-block limit."""
+    limit, source = shared_memory_limit()
+    if needed_bytes > limit:
+        raise ValueError(
+            f"{what}: {detail} needs about {needed_bytes} bytes ({needed_bytes / 1024:g} KiB) of "
+            f"shared memory per block; {source} allows {limit} bytes ({limit / 1024:g} KiB). "
+            "Use smaller tiles or fewer num_stages."
+        )
+
+
 def cdiv(a: int, b: int) -> int:
     return -(-a // b)
 
@@ -106,14 +231,25 @@ def next_power_of_2(n: int) -> int:
 
 __all__ = [
     "FLOAT_DTYPES",
+    "MAX_GRID_AXIS_0",
+    "MAX_GRID_AXIS_12",
     "block",
     "cdiv",
+    "check_grid",
+    "check_shared_memory",
     "check_tensor",
     "count",
     "default_device",
+    "device_arch",
     "expected_device",
+    "flag",
     "next_power_of_2",
+    "pipeline_buffers",
     "precision_of",
+    "reject_autograd",
     "reject_bf16_in_interpreter",
     "same",
+    "shared_memory_limit",
+    "stages",
+    "warps",
 ]

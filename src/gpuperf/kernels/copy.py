@@ -15,7 +15,15 @@ import torch
 import triton
 import triton.language as tl
 
-from ._common import block, cdiv, check_tensor, count, reject_bf16_in_interpreter
+from ._common import (
+    block,
+    cdiv,
+    check_grid,
+    check_tensor,
+    count,
+    reject_autograd,
+    reject_bf16_in_interpreter,
+)
 
 SECTOR_BYTES = 32
 
@@ -25,6 +33,8 @@ def copy_cost(n_out: int, precision: str = "fp32", *, stride: int = 1):
     from ..cost import OpCost
     from ..units import bytes_per_element
 
+    n_out = count("n_out", n_out, 1)
+    stride = count("stride", stride, 1)
     size = bytes_per_element(precision)
     fetched_per_element = min(stride * size, SECTOR_BYTES) if stride > 1 else size
     return OpCost(0, n_out * fetched_per_element, n_out * size, f"copy stride={stride}")
@@ -36,7 +46,7 @@ def copy_ref(x: torch.Tensor, *, stride: int = 1, offset: int = 0) -> torch.Tens
 
 @triton.jit
 def _copy_kernel(x_ptr, out_ptr, n_out, stride, offset, BLOCK_SIZE: tl.constexpr):
-    pid = tl.program_id(axis=0)
+    pid = tl.program_id(axis=0).to(tl.int64)  # int64: offs * stride may pass 2³¹
     offs = pid * BLOCK_SIZE + tl.arange(0, BLOCK_SIZE)
     mask = offs < n_out
     # stride == 1, offset == 0: thread i reads address i (coalesced); otherwise not.
@@ -47,6 +57,7 @@ def _copy_kernel(x_ptr, out_ptr, n_out, stride, offset, BLOCK_SIZE: tl.constexpr
 def _copy(x: torch.Tensor, stride: int, offset: int, BLOCK_SIZE: int, what: str) -> torch.Tensor:
     check_tensor("x", x)
     reject_bf16_in_interpreter(x, what)
+    reject_autograd(what, x)
     BLOCK_SIZE = block("BLOCK_SIZE", BLOCK_SIZE, 16, 65536)
     n = x.numel()
     stride = count("stride", stride, 1)
@@ -54,8 +65,9 @@ def _copy(x: torch.Tensor, stride: int, offset: int, BLOCK_SIZE: int, what: str)
     if offset >= n:
         raise ValueError(f"offset={offset} must be < x.numel()={n}")
     n_out = cdiv(n - offset, stride)
+    grid = check_grid((cdiv(n_out, BLOCK_SIZE),), what)
     out = torch.empty(n_out, dtype=x.dtype, device=x.device)
-    _copy_kernel[(cdiv(n_out, BLOCK_SIZE),)](x, out, n_out, stride, offset, BLOCK_SIZE=BLOCK_SIZE)
+    _copy_kernel[grid](x, out, n_out, stride, offset, BLOCK_SIZE=BLOCK_SIZE)
     return out
 
 

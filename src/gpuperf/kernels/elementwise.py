@@ -13,7 +13,14 @@ import torch
 import triton
 import triton.language as tl
 
-from ._common import block, cdiv, check_tensor, reject_bf16_in_interpreter
+from ._common import (
+    block,
+    cdiv,
+    check_grid,
+    check_tensor,
+    reject_autograd,
+    reject_bf16_in_interpreter,
+)
 
 #: FLOPs per element, counted as the course counts them (a comparison or erf ≈ a few FLOPs).
 RELU_FLOPS_PER_ELEMENT = 1
@@ -43,17 +50,17 @@ def gelu_ref(x: torch.Tensor) -> torch.Tensor:
 
 @triton.jit
 def _relu_kernel(x_ptr, out_ptr, n_elements, BLOCK_SIZE: tl.constexpr):
-    pid = tl.program_id(axis=0)
+    pid = tl.program_id(axis=0).to(tl.int64)  # int64: pid * BLOCK_SIZE may pass 2³¹
     offs = pid * BLOCK_SIZE + tl.arange(0, BLOCK_SIZE)
     mask = offs < n_elements
     x = tl.load(x_ptr + offs, mask=mask).to(tl.float32)
-    y = tl.maximum(x, 0.0)
+    y = tl.where(x < 0.0, 0.0, x)  # NaN < 0 is False, so NaN stays NaN as in torch.relu
     tl.store(out_ptr + offs, y.to(out_ptr.dtype.element_ty), mask=mask)
 
 
 @triton.jit
 def _gelu_kernel(x_ptr, out_ptr, n_elements, BLOCK_SIZE: tl.constexpr):
-    pid = tl.program_id(axis=0)
+    pid = tl.program_id(axis=0).to(tl.int64)  # int64: pid * BLOCK_SIZE may pass 2³¹
     offs = pid * BLOCK_SIZE + tl.arange(0, BLOCK_SIZE)
     mask = offs < n_elements
     x = tl.load(x_ptr + offs, mask=mask).to(tl.float32)
@@ -64,15 +71,17 @@ def _gelu_kernel(x_ptr, out_ptr, n_elements, BLOCK_SIZE: tl.constexpr):
 def _launch(kernel, x: torch.Tensor, BLOCK_SIZE: int, what: str) -> torch.Tensor:
     check_tensor("x", x)
     reject_bf16_in_interpreter(x, what)
+    reject_autograd(what, x)
     BLOCK_SIZE = block("BLOCK_SIZE", BLOCK_SIZE, 16, 65536)
-    out = torch.empty_like(x)
     n = x.numel()
-    kernel[(cdiv(n, BLOCK_SIZE),)](x, out, n, BLOCK_SIZE=BLOCK_SIZE)
+    grid = check_grid((cdiv(n, BLOCK_SIZE),), what)
+    out = torch.empty_like(x)
+    kernel[grid](x, out, n, BLOCK_SIZE=BLOCK_SIZE)
     return out
 
 
 def relu(x: torch.Tensor, *, BLOCK_SIZE: int = 1024) -> torch.Tensor:
-    """max(x, 0) elementwise, same dtype and shape as x."""
+    """max(x, 0) elementwise, same dtype and shape as x; NaN stays NaN (as ``torch.relu``)."""
     return _launch(_relu_kernel, x, BLOCK_SIZE, "relu")
 
 

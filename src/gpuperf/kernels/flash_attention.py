@@ -17,19 +17,53 @@ Contract (DESIGN §3): ``FlashAttention.apply(q, k, v, is_causal=False)`` takes 
 (query i sees keys j ≤ i), and saves q, k, v, o and ``L`` shaped like q without its last dim.
 :class:`FlashAttentionTorch` is the same algorithm in plain, tiled torch with the same interface,
 so one test harness checks both; :func:`attention_ref` is the naive O(N²)-memory version.
+
+Precision: fp32 inputs use IEEE fp32 dot products (``input_precision="ieee"``), never TF32
+behind the reader's back, so the CPU interpreter and a GPU agree within the fp32 tolerance of
+:mod:`gpuperf.tolerances`; fp16/bf16 inputs use tensor cores as usual.
+
+Limits checked before compiling (:func:`check_config`): tiles are powers of two in 16–256,
+``num_warps`` in 1–32, ``num_stages`` in 1–8, the K and V tiles fit the device's shared memory
+per block, and the live fp32 tiles (Q, the accumulator, the scores) stay within
+:data:`MAX_LIVE_PER_THREAD` values per thread — beyond that the compiler runs for minutes and
+spills. The grid is 1-D (query blocks × batch·heads folded into axis 0, whose limit is 2³¹ − 1,
+not 65,535), and the per-head base offset is int64.
+
+NaN and infinity: a NaN (or ±inf) in q, k or v reaches the affected rows as NaN, as in torch.
+One deliberate difference: a query row with no visible key (a fully masked row; impossible with
+this top-left causal mask and equal lengths, but the kernels guard it) gives 0 and logsumexp 0,
+where torch's softmax gives NaN.
 """
 
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
 import torch
 import triton
 import triton.language as tl
 
-from ._common import block, cdiv, check_tensor, next_power_of_2, reject_bf16_in_interpreter
+from ._common import (
+    block,
+    cdiv,
+    check_grid,
+    check_shared_memory,
+    check_tensor,
+    device_arch,
+    flag,
+    next_power_of_2,
+    pipeline_buffers,
+    reject_bf16_in_interpreter,
+    stages,
+    warps,
+)
 
 MAX_HEAD_DIM = 256
+#: Live fp32 values per thread (Q, accumulator and score tiles) beyond which a configuration is
+#: refused: 255 registers per thread is the hardware limit, and twice that spills so much that
+#: compiling takes minutes (d=256 with 256×256 tiles took over 150 s for sm_75).
+MAX_LIVE_PER_THREAD = 512
 
 
 def attention_cost(
@@ -80,9 +114,13 @@ def _flash_fwd_kernel(
     BLOCK_M: tl.constexpr,
     BLOCK_N: tl.constexpr,
     BLOCK_D: tl.constexpr,
+    INPUT_PRECISION: tl.constexpr,
 ):
-    pid_m = tl.program_id(axis=0)
-    bh = tl.program_id(axis=1)
+    # 1-D grid: query block fastest, then (batch·head); bh in int64 so bh·stride_b cannot wrap.
+    pid = tl.program_id(axis=0)
+    num_m = tl.cdiv(seq_len, BLOCK_M)
+    pid_m = pid % num_m
+    bh = (pid // num_m).to(tl.int64)
     offs_m = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)
     offs_d = tl.arange(0, BLOCK_D)
     base = bh * stride_b
@@ -101,7 +139,7 @@ def _flash_fwd_kernel(
         kv_offs = base + offs_n[:, None] * stride_s + offs_d[None, :]
         k = tl.load(k_ptr + kv_offs, mask=kv_mask, other=0.0)  # (BN, BD)
         v = tl.load(v_ptr + kv_offs, mask=kv_mask, other=0.0)  # (BN, BD)
-        s = tl.dot(q, tl.trans(k)) * scale  # (BM, BN) fp32
+        s = tl.dot(q, tl.trans(k), input_precision=INPUT_PRECISION) * scale  # (BM, BN) fp32
         valid = offs_n[None, :] < seq_len
         if IS_CAUSAL:
             valid = valid & (offs_n[None, :] <= offs_m[:, None])
@@ -111,9 +149,9 @@ def _flash_fwd_kernel(
         p = tl.exp(s - m_safe[:, None])
         alpha = tl.exp(m_i - m_safe)  # rescales what was accumulated under the old max
         l_i = l_i * alpha + tl.sum(p, axis=1)
-        acc = acc * alpha[:, None] + tl.dot(p.to(v.dtype), v)
+        acc = acc * alpha[:, None] + tl.dot(p.to(v.dtype), v, input_precision=INPUT_PRECISION)
         m_i = m_new
-    l_safe = tl.where(l_i > 0.0, l_i, 1.0)
+    l_safe = tl.where(l_i == 0.0, 1.0, l_i)  # no visible key: 0, not NaN (NaN stays NaN)
     o = acc / l_safe[:, None]
     lse = tl.where(m_i == -float("inf"), 0.0, m_i) + tl.log(l_safe)
     tl.store(
@@ -121,7 +159,7 @@ def _flash_fwd_kernel(
         o.to(o_ptr.dtype.element_ty),
         mask=qd_mask,
     )
-    tl.store(l_ptr + bh * seq_len + offs_m, lse, mask=offs_m < seq_len)
+    tl.store(l_ptr + bh * seq_len + offs_m, lse, mask=offs_m < seq_len)  # bh is int64
 
 
 @triton.jit
@@ -143,9 +181,12 @@ def _flash_bwd_dkdv_kernel(
     BLOCK_M: tl.constexpr,
     BLOCK_N: tl.constexpr,
     BLOCK_D: tl.constexpr,
+    INPUT_PRECISION: tl.constexpr,
 ):
-    pid_n = tl.program_id(axis=0)
-    bh = tl.program_id(axis=1)
+    pid = tl.program_id(axis=0)
+    num_n = tl.cdiv(seq_len, BLOCK_N)
+    pid_n = pid % num_n
+    bh = (pid // num_n).to(tl.int64)
     offs_n = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)
     offs_d = tl.arange(0, BLOCK_D)
     base = bh * stride_b
@@ -166,15 +207,15 @@ def _flash_bwd_dkdv_kernel(
         do = tl.load(do_ptr + q_offs, mask=qd_mask, other=0.0)
         lse = tl.load(l_ptr + bh * seq_len + offs_m, mask=row_ok, other=0.0)  # (BM,)
         delta = tl.load(delta_ptr + bh * seq_len + offs_m, mask=row_ok, other=0.0)
-        s = tl.dot(q, tl.trans(k)) * scale  # (BM, BN)
+        s = tl.dot(q, tl.trans(k), input_precision=INPUT_PRECISION) * scale  # (BM, BN)
         valid = row_ok[:, None] & (offs_n[None, :] < seq_len)
         if IS_CAUSAL:
             valid = valid & (offs_n[None, :] <= offs_m[:, None])
         p = tl.where(valid, tl.exp(s - lse[:, None]), 0.0)  # recomputed, never stored
-        dv += tl.dot(tl.trans(p.to(do.dtype)), do)
-        dp = tl.dot(do, tl.trans(v))  # (BM, BN)
+        dv += tl.dot(tl.trans(p.to(do.dtype)), do, input_precision=INPUT_PRECISION)
+        dp = tl.dot(do, tl.trans(v), input_precision=INPUT_PRECISION)  # (BM, BN)
         ds = p * (dp - delta[:, None])
-        dk += tl.dot(tl.trans(ds.to(q.dtype)), q)
+        dk += tl.dot(tl.trans(ds.to(q.dtype)), q, input_precision=INPUT_PRECISION)
     tl.store(dk_ptr + kv_offs, (dk * scale).to(dk_ptr.dtype.element_ty), mask=kv_mask)
     tl.store(dv_ptr + kv_offs, dv.to(dv_ptr.dtype.element_ty), mask=kv_mask)
 
@@ -197,9 +238,13 @@ def _flash_bwd_dq_kernel(
     BLOCK_M: tl.constexpr,
     BLOCK_N: tl.constexpr,
     BLOCK_D: tl.constexpr,
+    INPUT_PRECISION: tl.constexpr,
 ):
-    pid_m = tl.program_id(axis=0)
-    bh = tl.program_id(axis=1)
+    # 1-D grid: query block fastest, then (batch·head); bh in int64 so bh·stride_b cannot wrap.
+    pid = tl.program_id(axis=0)
+    num_m = tl.cdiv(seq_len, BLOCK_M)
+    pid_m = pid % num_m
+    bh = (pid // num_m).to(tl.int64)
     offs_m = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)
     offs_d = tl.arange(0, BLOCK_D)
     base = bh * stride_b
@@ -218,14 +263,14 @@ def _flash_bwd_dq_kernel(
         kv_offs = base + offs_n[:, None] * stride_s + offs_d[None, :]
         k = tl.load(k_ptr + kv_offs, mask=kv_mask, other=0.0)
         v = tl.load(v_ptr + kv_offs, mask=kv_mask, other=0.0)
-        s = tl.dot(q, tl.trans(k)) * scale
+        s = tl.dot(q, tl.trans(k), input_precision=INPUT_PRECISION) * scale
         valid = row_ok[:, None] & (offs_n[None, :] < seq_len)
         if IS_CAUSAL:
             valid = valid & (offs_n[None, :] <= offs_m[:, None])
         p = tl.where(valid, tl.exp(s - lse[:, None]), 0.0)
-        dp = tl.dot(do, tl.trans(v))
+        dp = tl.dot(do, tl.trans(v), input_precision=INPUT_PRECISION)
         ds = p * (dp - delta[:, None])
-        dq += tl.dot(ds.to(k.dtype), k)
+        dq += tl.dot(ds.to(k.dtype), k, input_precision=INPUT_PRECISION)
     tl.store(dq_ptr + q_offs, (dq * scale).to(dq_ptr.dtype.element_ty), mask=qd_mask)
 
 
@@ -246,20 +291,103 @@ def _check_qkv(q: object, k: object, v: object, what: str) -> None:
             raise TypeError(f"{name}.dtype={t.dtype} but q.dtype={q.dtype}; they must match")
     if q.shape[-1] > MAX_HEAD_DIM:
         raise ValueError(f"head dim d={q.shape[-1]} must be ≤ {MAX_HEAD_DIM}")
+    seq, d = q.shape[-2], q.shape[-1]
+    if seq * d > 2**31 - 1:
+        raise ValueError(
+            f"seq·d = {seq}·{d} = {seq * d} elements per head must be < 2³¹ (offsets within a "
+            "head are int32; the per-head base offset is int64)"
+        )
     reject_bf16_in_interpreter(q, what)
 
 
-def _blocks(BLOCK_M: int, BLOCK_N: int) -> tuple[int, int]:
-    return block("BLOCK_M", BLOCK_M, 16, 256), block("BLOCK_N", BLOCK_N, 16, 256)
+@dataclass(frozen=True)
+class FlashConfig:
+    """Tiles, warps and stages of one FlashAttention launch."""
+
+    BLOCK_M: int = 64
+    BLOCK_N: int = 64
+    num_warps: int = 4
+    num_stages: int = 2
+
+    def shared_memory_bytes(self, head_dim: int, element_size: int, arch: str = "sm_90") -> int:
+        """Estimate: the K and V tiles times the pipeline's buffers on ``arch``
+        (:func:`~gpuperf.kernels._common.pipeline_buffers`), plus one Q tile
+        (BLOCK_D = 2^⌈log₂ d⌉)."""
+        block_d = max(16, next_power_of_2(head_dim))
+        kv = 2 * self.BLOCK_N * block_d * element_size
+        q = self.BLOCK_M * block_d * element_size
+        return pipeline_buffers(self.num_stages, arch) * kv + q
+
+    def live_per_thread(self, head_dim: int) -> int:
+        """fp32 values a thread holds: Q and the accumulator (BLOCK_M×BLOCK_D), the scores."""
+        block_d = max(16, next_power_of_2(head_dim))
+        live = 2 * self.BLOCK_M * block_d + self.BLOCK_M * self.BLOCK_N
+        return live // (32 * self.num_warps)
 
 
-def _flash_forward(q, k, v, is_causal, BLOCK_M, BLOCK_N, num_warps=4, num_stages=2):
+def check_config(
+    config: FlashConfig, head_dim: int, dtype: torch.dtype, what: str = "flash_attention"
+) -> FlashConfig:
+    """Validate a FlashAttention configuration before compiling (numbers in every message)."""
+    bm = block("BLOCK_M", config.BLOCK_M, 16, 256)
+    bn = block("BLOCK_N", config.BLOCK_N, 16, 256)
+    config = FlashConfig(bm, bn, warps(config.num_warps), stages(config.num_stages))
+    live = config.live_per_thread(head_dim)
+    if live > MAX_LIVE_PER_THREAD:
+        raise ValueError(
+            f"{what}: BLOCK_M={bm}, BLOCK_N={bn}, d={head_dim} over {config.num_warps} warps "
+            f"keeps {live} fp32 values per thread in registers; at most {MAX_LIVE_PER_THREAD} "
+            "(a thread has 255 registers). Use smaller blocks or more warps."
+        )
+    size = torch.empty((), dtype=dtype).element_size()
+    check_shared_memory(
+        what,
+        config.shared_memory_bytes(head_dim, size, device_arch()),
+        f"K and V tiles of {bn}×{head_dim} with num_stages={config.num_stages} "
+        f"and a {bm}×{head_dim} Q tile",
+    )
+    return config
+
+
+def backward_config(
+    config: FlashConfig, dtype: torch.dtype, arch: str | None = None
+) -> FlashConfig:
+    """Tiles for the backward kernels: the forward's, except where dK/dV would not fit.
+
+    On sm_75 (a T4, 64 KiB per block) Triton lowers fp32 ``tl.dot`` to FMA and the dK/dV kernel
+    at 64×64 needs 80 KiB (compiled offline with Triton 3.9; 56 KiB at 32×64, 36 KiB at 32×32:
+    exactly ``(2·BLOCK_N·d + 2·BLOCK_M·d + BLOCK_M·BLOCK_N)·4`` bytes for d = 64). There
+    ``BLOCK_M`` is halved until that fits. Everywhere else the forward's tiles are kept.
+    """
+    arch = device_arch() if arch is None else arch
+    if arch != "sm_75" or dtype != torch.float32:
+        return config
+    limit = 64 * 1024
+    bm, bn, bd = config.BLOCK_M, config.BLOCK_N, 64
+
+    def needed(bm: int) -> int:
+        return (2 * bn * bd + 2 * bm * bd + bm * bn) * 4
+
+    while bm > 16 and needed(bm) > limit:
+        bm //= 2
+    return FlashConfig(bm, bn, config.num_warps, config.num_stages)
+
+
+def flash_grid(seq_len: int, batch_heads: int, block: int) -> tuple[int]:
+    """The 1-D launch grid: ⌈seq/block⌉ blocks for each of the batch·heads (one axis)."""
+    return check_grid((cdiv(seq_len, block) * batch_heads,), "flash_attention")
+
+
+#: fp32 dot products in IEEE fp32, never TF32; fp16/bf16 inputs use tensor cores regardless.
+DOT_PRECISION = "ieee"
+
+
+def _flash_forward(q, k, v, is_causal, config: FlashConfig):
     seq, d = q.shape[-2], q.shape[-1]
     bh = q.numel() // (seq * d)
     o = torch.empty_like(q)
     lse = torch.empty(q.shape[:-1], dtype=torch.float32, device=q.device)
-    grid = (cdiv(seq, BLOCK_M), bh)
-    _flash_fwd_kernel[grid](
+    _flash_fwd_kernel[flash_grid(seq, bh, config.BLOCK_M)](
         q,
         k,
         v,
@@ -271,16 +399,17 @@ def _flash_forward(q, k, v, is_causal, BLOCK_M, BLOCK_N, num_warps=4, num_stages
         seq * d,
         d,
         IS_CAUSAL=bool(is_causal),
-        BLOCK_M=BLOCK_M,
-        BLOCK_N=BLOCK_N,
+        BLOCK_M=config.BLOCK_M,
+        BLOCK_N=config.BLOCK_N,
         BLOCK_D=max(16, next_power_of_2(d)),
-        num_warps=num_warps,
-        num_stages=num_stages,
+        INPUT_PRECISION=DOT_PRECISION,
+        num_warps=config.num_warps,
+        num_stages=config.num_stages,
     )
     return o, lse
 
 
-def _flash_backward(q, k, v, o, lse, do, is_causal, BLOCK_M, BLOCK_N, num_warps=4, num_stages=2):
+def _flash_backward(q, k, v, o, lse, do, is_causal, config: FlashConfig):
     seq, d = q.shape[-2], q.shape[-1]
     bh = q.numel() // (seq * d)
     do = do.contiguous()
@@ -288,43 +417,61 @@ def _flash_backward(q, k, v, o, lse, do, is_causal, BLOCK_M, BLOCK_N, num_warps=
     dq, dk, dv = torch.empty_like(q), torch.empty_like(k), torch.empty_like(v)
     meta = dict(
         IS_CAUSAL=bool(is_causal),
-        BLOCK_M=BLOCK_M,
-        BLOCK_N=BLOCK_N,
+        BLOCK_M=config.BLOCK_M,
+        BLOCK_N=config.BLOCK_N,
         BLOCK_D=max(16, next_power_of_2(d)),
-        num_warps=num_warps,
-        num_stages=num_stages,
+        INPUT_PRECISION=DOT_PRECISION,
+        num_warps=config.num_warps,
+        num_stages=config.num_stages,
     )
     scalars = (seq, d, 1.0 / math.sqrt(d), seq * d, d)
-    _flash_bwd_dkdv_kernel[(cdiv(seq, BLOCK_N), bh)](
+    _flash_bwd_dkdv_kernel[flash_grid(seq, bh, config.BLOCK_N)](
         q, k, v, do, lse, delta, dk, dv, *scalars, **meta
     )
-    _flash_bwd_dq_kernel[(cdiv(seq, BLOCK_M), bh)](q, k, v, do, lse, delta, dq, *scalars, **meta)
+    _flash_bwd_dq_kernel[flash_grid(seq, bh, config.BLOCK_M)](
+        q, k, v, do, lse, delta, dq, *scalars, **meta
+    )
     return dq, dk, dv
 
 
 class FlashAttention(torch.autograd.Function):
     """FlashAttention-2 in Triton: ``FlashAttention.apply(q, k, v, is_causal=False)``.
 
-    Class attributes ``BLOCK_M``/``BLOCK_N`` set the tiles (powers of two, 16–256).
+    Class attributes ``BLOCK_M``/``BLOCK_N`` set the tiles (powers of two, 16–256),
+    ``NUM_WARPS``/``NUM_STAGES`` the launch; all are checked by :func:`check_config`.
     """
 
     BLOCK_M = 64
     BLOCK_N = 64
+    NUM_WARPS = 4
+    NUM_STAGES = 2
 
     @staticmethod
     def forward(ctx, q, k, v, is_causal=False):
+        is_causal = flag("is_causal", is_causal)
         _check_qkv(q, k, v, "FlashAttention")
-        bm, bn = _blocks(FlashAttention.BLOCK_M, FlashAttention.BLOCK_N)
-        o, lse = _flash_forward(q, k, v, is_causal, bm, bn)
+        config = check_config(
+            FlashConfig(
+                FlashAttention.BLOCK_M,
+                FlashAttention.BLOCK_N,
+                FlashAttention.NUM_WARPS,
+                FlashAttention.NUM_STAGES,
+            ),
+            q.shape[-1],
+            q.dtype,
+            "FlashAttention",
+        )
+        o, lse = _flash_forward(q, k, v, is_causal, config)
         ctx.save_for_backward(q, k, v, o, lse)
-        ctx.is_causal = bool(is_causal)
-        ctx.blocks = (bm, bn)
+        ctx.is_causal = is_causal
+        ctx.config = config
         return o
 
     @staticmethod
     def backward(ctx, do):
         q, k, v, o, lse = ctx.saved_tensors
-        dq, dk, dv = _flash_backward(q, k, v, o, lse, do, ctx.is_causal, *ctx.blocks)
+        config = backward_config(ctx.config, q.dtype)
+        dq, dk, dv = _flash_backward(q, k, v, o, lse, do, ctx.is_causal, config)
         return dq, dk, dv, None
 
 
@@ -336,20 +483,31 @@ def flash_attention(
     *,
     BLOCK_M: int = 64,
     BLOCK_N: int = 64,
+    num_warps: int = 4,
+    num_stages: int = 2,
 ) -> torch.Tensor:
     """softmax(Q Kᵀ/√d) V with FlashAttention-2; differentiable (see :class:`FlashAttention`)."""
+    is_causal = flag("is_causal", is_causal)
     _check_qkv(q, k, v, "flash_attention")
-    bm, bn = _blocks(BLOCK_M, BLOCK_N)
-    old = (FlashAttention.BLOCK_M, FlashAttention.BLOCK_N)
-    FlashAttention.BLOCK_M, FlashAttention.BLOCK_N = bm, bn
+    config = check_config(
+        FlashConfig(BLOCK_M, BLOCK_N, num_warps, num_stages), q.shape[-1], q.dtype
+    )
+    cls = FlashAttention
+    old = (cls.BLOCK_M, cls.BLOCK_N, cls.NUM_WARPS, cls.NUM_STAGES)
+    cls.BLOCK_M, cls.BLOCK_N = config.BLOCK_M, config.BLOCK_N
+    cls.NUM_WARPS, cls.NUM_STAGES = config.num_warps, config.num_stages
     try:
         return FlashAttention.apply(q, k, v, is_causal)
     finally:
-        FlashAttention.BLOCK_M, FlashAttention.BLOCK_N = old
+        cls.BLOCK_M, cls.BLOCK_N, cls.NUM_WARPS, cls.NUM_STAGES = old
 
 
 # --------------------------------------------------------------------------------------------
 # The same algorithm in plain torch, tile by tile: readable, and a second implementation to test.
+
+
+#: dtypes the plain-torch twin accepts (fp64 too: it is the chapter's exact reference).
+_TORCH_TWIN_DTYPES = (torch.float64, torch.float32, torch.float16, torch.bfloat16)
 
 
 class FlashAttentionTorch(torch.autograd.Function):
@@ -360,6 +518,17 @@ class FlashAttentionTorch(torch.autograd.Function):
 
     @staticmethod
     def forward(ctx, q, k, v, is_causal=False):
+        is_causal = flag("is_causal", is_causal)
+        for name, t in (("q", q), ("k", k), ("v", v)):
+            if not isinstance(t, torch.Tensor):
+                raise TypeError(f"{name} must be a torch.Tensor, got {type(t).__name__}")
+            if t.dtype not in _TORCH_TWIN_DTYPES:
+                valid = ", ".join(str(d).removeprefix("torch.") for d in _TORCH_TWIN_DTYPES)
+                raise TypeError(
+                    f"{name}.dtype={t.dtype} is not supported; expected one of {valid}"
+                )
+            if t.dtype != q.dtype:
+                raise TypeError(f"{name}.dtype={t.dtype} but q.dtype={q.dtype}; they must match")
         if q.shape != k.shape or q.shape != v.shape or q.ndim not in (3, 4):
             raise ValueError(
                 f"q, k, v must share one shape (batch[, heads], seq, d); got "
@@ -393,7 +562,7 @@ class FlashAttentionTorch(torch.autograd.Function):
             lse[..., i : i + bm] = m + torch.log(l_i)
         o = o.to(q.dtype)
         ctx.save_for_backward(q, k, v, o, lse)
-        ctx.is_causal = bool(is_causal)
+        ctx.is_causal = is_causal
         return o
 
     @staticmethod
@@ -422,9 +591,14 @@ class FlashAttentionTorch(torch.autograd.Function):
 
 
 __all__ = [
+    "MAX_LIVE_PER_THREAD",
     "FlashAttention",
     "FlashAttentionTorch",
+    "FlashConfig",
     "attention_cost",
     "attention_ref",
+    "backward_config",
+    "check_config",
     "flash_attention",
+    "flash_grid",
 ]

@@ -13,18 +13,28 @@ import torch
 import triton
 import triton.language as tl
 
-from ._common import block, cdiv, check_tensor, reject_bf16_in_interpreter
+from ._common import (
+    block,
+    cdiv,
+    check_grid,
+    check_tensor,
+    flag,
+    reject_autograd,
+    reject_bf16_in_interpreter,
+)
 
 FLOPS_PER_ELEMENT = 5  # sin, cos, two squares, one add (counting a transcendental as 1)
 
 
 def sin2cos2_cost(n: int, precision: str = "fp32", *, fused: bool = True):
     """OpCost of the fused kernel (read n, write n) or the five-op torch sequence."""
+    from .._validate import positive_int
     from ..cost import OpCost
     from ..units import bytes_per_element
 
+    n = positive_int("n", n)
     size = bytes_per_element(precision)
-    if fused:
+    if flag("fused", fused):
         return OpCost(FLOPS_PER_ELEMENT * n, n * size, n * size, "sin²+cos² fused")
     # sin: r1 w1 | a*a: r1 w1 | cos: r1 w1 | c*c: r1 w1 | b+d: r2 w1  →  read 6n, write 5n
     return OpCost(FLOPS_PER_ELEMENT * n, 6 * n * size, 5 * n * size, "sin²+cos² unfused")
@@ -46,7 +56,7 @@ def sin2cos2_unfused(x: torch.Tensor) -> torch.Tensor:
 
 @triton.jit
 def _sin2cos2_kernel(x_ptr, out_ptr, n_elements, BLOCK_SIZE: tl.constexpr):
-    pid = tl.program_id(axis=0)
+    pid = tl.program_id(axis=0).to(tl.int64)  # int64: pid * BLOCK_SIZE may pass 2³¹
     offs = pid * BLOCK_SIZE + tl.arange(0, BLOCK_SIZE)
     mask = offs < n_elements
     x = tl.load(x_ptr + offs, mask=mask).to(tl.float32)  # the only read
@@ -59,10 +69,12 @@ def sin2cos2_fused(x: torch.Tensor, *, BLOCK_SIZE: int = 1024) -> torch.Tensor:
     """sin²(x) + cos²(x) in one pass: one read and one write per element."""
     check_tensor("x", x)
     reject_bf16_in_interpreter(x, "sin2cos2_fused")
+    reject_autograd("sin2cos2_fused", x)
     BLOCK_SIZE = block("BLOCK_SIZE", BLOCK_SIZE, 16, 65536)
-    out = torch.empty_like(x)
     n = x.numel()
-    _sin2cos2_kernel[(cdiv(n, BLOCK_SIZE),)](x, out, n, BLOCK_SIZE=BLOCK_SIZE)
+    grid = check_grid((cdiv(n, BLOCK_SIZE),), "sin2cos2_fused")
+    out = torch.empty_like(x)
+    _sin2cos2_kernel[grid](x, out, n, BLOCK_SIZE=BLOCK_SIZE)
     return out
 
 

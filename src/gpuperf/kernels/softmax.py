@@ -8,8 +8,10 @@ element twice (read once, write once: ``2·rows·cols·size`` bytes, ~5 FLOPs pe
 keeping a running max and a running sum rescaled by ``exp(m_old - m_new)`` (Milakov & Gimelshein
 2018): one extra read of the row, the trick at the heart of FlashAttention.
 
-Rows that are entirely ``-inf`` (a fully masked causal row) give zeros, not NaN: there is nothing
-to attend to. ``softmax_ref`` states that convention in torch.
+NaN and infinity behave as in ``torch.softmax``: a row holding a NaN or a ``+inf`` comes out all
+NaN (``inf - inf`` is NaN, and the row sum carries it to every element). One deliberate
+difference: rows that are entirely ``-inf`` (a fully masked causal row) give zeros, where torch
+gives NaN — there is nothing to attend to. ``softmax_ref`` states that convention in torch.
 """
 
 from __future__ import annotations
@@ -18,7 +20,15 @@ import torch
 import triton
 import triton.language as tl
 
-from ._common import block, cdiv, check_tensor, next_power_of_2, reject_bf16_in_interpreter
+from ._common import (
+    block,
+    check_grid,
+    check_tensor,
+    flag,
+    next_power_of_2,
+    reject_autograd,
+    reject_bf16_in_interpreter,
+)
 
 MAX_FUSED_COLS = 32768  # a row beyond this does not fit in one program's registers: go online
 
@@ -26,7 +36,7 @@ MAX_FUSED_COLS = 32768  # a row beyond this does not fit in one program's regist
 def softmax_cost(rows: int, cols: int, precision: str = "fp32", *, fused: bool = True):
     from .. import cost
 
-    return cost.softmax(rows, cols, precision, fused=fused)
+    return cost.softmax(rows, cols, precision, fused=flag("fused", fused))
 
 
 def softmax_ref(x: torch.Tensor) -> torch.Tensor:
@@ -35,14 +45,14 @@ def softmax_ref(x: torch.Tensor) -> torch.Tensor:
     m = xf.amax(dim=-1, keepdim=True)  # read rows·cols
     m = torch.where(torch.isinf(m) & (m < 0), torch.zeros_like(m), m)
     e = torch.exp(xf - m)  # read rows·cols, write rows·cols
-    s = e.sum(dim=-1, keepdim=True)  # read rows·cols
-    out = torch.where(s > 0, e / s.clamp_min(torch.finfo(torch.float32).tiny), 0.0)
+    s = e.sum(dim=-1, keepdim=True)  # read rows·cols; NaN if the row holds NaN or +inf
+    out = e / torch.where(s == 0, torch.ones_like(s), s)  # fully -inf row: 0 / 1 = 0
     return out.to(x.dtype)  # write rows·cols
 
 
 @triton.jit
 def _softmax_kernel(x_ptr, out_ptr, n_cols, stride_xm, stride_om, BLOCK_N: tl.constexpr):
-    row = tl.program_id(axis=0)
+    row = tl.program_id(axis=0).to(tl.int64)  # int64: row * stride_xm may pass 2³¹
     offs_n = tl.arange(0, BLOCK_N)
     mask = offs_n < n_cols
     x = tl.load(x_ptr + row * stride_xm + offs_n, mask=mask, other=-float("inf")).to(tl.float32)
@@ -50,13 +60,15 @@ def _softmax_kernel(x_ptr, out_ptr, n_cols, stride_xm, stride_om, BLOCK_N: tl.co
     m = tl.where(m == -float("inf"), 0.0, m)  # fully masked row: exp(-inf - 0) = 0
     e = tl.exp(x - m)
     s = tl.sum(e, axis=0)
-    y = e / tl.where(s > 0.0, s, 1.0)  # masked row: e is all 0, so y is 0
+    # Fully masked row: e is all 0, so y is 0. A NaN (or +inf) in the row makes s NaN, and
+    # NaN == 0 is False, so the whole row becomes NaN, as in torch.
+    y = e / tl.where(s == 0.0, 1.0, s)
     tl.store(out_ptr + row * stride_om + offs_n, y.to(out_ptr.dtype.element_ty), mask=mask)
 
 
 @triton.jit
 def _softmax_online_kernel(x_ptr, out_ptr, n_cols, stride_xm, stride_om, BLOCK_N: tl.constexpr):
-    row = tl.program_id(axis=0)
+    row = tl.program_id(axis=0).to(tl.int64)  # int64: row * stride_xm may pass 2³¹
     x_row = x_ptr + row * stride_xm
     # Pass 1: per-lane running max m and running sum l_i (rescaled whenever m grows).
     m = tl.full([BLOCK_N], -float("inf"), tl.float32)
@@ -72,7 +84,7 @@ def _softmax_online_kernel(x_ptr, out_ptr, n_cols, stride_xm, stride_om, BLOCK_N
     m_row = tl.max(m, axis=0)
     m_row = tl.where(m_row == -float("inf"), 0.0, m_row)
     l_row = tl.sum(l_i * tl.exp(m - m_row), axis=0)
-    inv_l = 1.0 / tl.where(l_row > 0.0, l_row, 1.0)  # masked row: exp(-inf) = 0 anyway
+    inv_l = 1.0 / tl.where(l_row == 0.0, 1.0, l_row)  # masked row: 0; NaN row: NaN, as torch
     # Pass 2: normalise and write.
     for start in range(0, n_cols, BLOCK_N):
         offs_n = start + tl.arange(0, BLOCK_N)
@@ -85,7 +97,9 @@ def _softmax_online_kernel(x_ptr, out_ptr, n_cols, stride_xm, stride_om, BLOCK_N
 def _prepare(x: torch.Tensor, what: str) -> tuple[torch.Tensor, torch.Tensor, int, int]:
     check_tensor("x", x, ndim=(1, 2, 3, 4))
     reject_bf16_in_interpreter(x, what)
+    reject_autograd(what, x)
     x2 = x.reshape(-1, x.shape[-1])
+    check_grid((x2.shape[0],), what)
     return x2, torch.empty_like(x2), x2.shape[0], x2.shape[1]
 
 
@@ -106,7 +120,6 @@ def softmax_online(x: torch.Tensor, *, BLOCK_N: int = 1024) -> torch.Tensor:
     """Softmax over the last dim streaming each row in ``BLOCK_N`` chunks (two passes)."""
     BLOCK_N = block("BLOCK_N", BLOCK_N, 16, 65536)
     x2, out, rows, cols = _prepare(x, "softmax_online")
-    assert cdiv(cols, BLOCK_N) >= 1
     _softmax_online_kernel[(rows,)](x2, out, cols, x2.stride(0), out.stride(0), BLOCK_N=BLOCK_N)
     return out.reshape(x.shape)
 

@@ -7,6 +7,10 @@ elements apart, one sector per element. ``transpose_tiled`` loads a BLOCK_M×BLO
 coalesced reads, transposes it in registers/shared memory (``tl.trans``; the compiler stages the
 layout change through shared memory, visible in :mod:`gpuperf.inspect`), and writes it back with
 coalesced writes.
+
+Both launch a 1-D grid (:func:`transpose_grid`): the tile coordinates are unfolded from one
+program id, because CUDA's grid axes 1 and 2 stop at 65,535 and a (1, 4,194,432) matrix needs
+65,538 column tiles. Offsets are int64, so matrices past 2³¹ elements are addressed correctly.
 """
 
 from __future__ import annotations
@@ -15,13 +19,22 @@ import torch
 import triton
 import triton.language as tl
 
-from ._common import block, cdiv, check_tensor, reject_bf16_in_interpreter
+from ._common import (
+    block,
+    cdiv,
+    check_grid,
+    check_tensor,
+    count,
+    reject_autograd,
+    reject_bf16_in_interpreter,
+)
 
 
 def transpose_cost(m: int, n: int, precision: str = "fp32"):
     from ..cost import OpCost
     from ..units import bytes_per_element
 
+    m, n = count("m", m), count("n", n)
     size = bytes_per_element(precision)
     return OpCost(0, m * n * size, m * n * size, "transpose")
 
@@ -35,8 +48,10 @@ def _transpose_naive_kernel(
     x_ptr, out_ptr, M, N, stride_xm, stride_xn, stride_om, stride_on, BLOCK_N: tl.constexpr
 ):
     # One program per (row m, block of columns): coalesced read, strided (by M) write.
-    m = tl.program_id(axis=0)
-    offs_n = tl.program_id(axis=1) * BLOCK_N + tl.arange(0, BLOCK_N)
+    # 1-D grid, row fastest: program pid covers row pid % M, column block pid // M.
+    pid = tl.program_id(axis=0).to(tl.int64)  # int64: offsets may pass 2³¹
+    m = pid % M
+    offs_n = (pid // M) * BLOCK_N + tl.arange(0, BLOCK_N)
     mask = offs_n < N
     row = tl.load(x_ptr + m * stride_xm + offs_n * stride_xn, mask=mask)
     tl.store(out_ptr + offs_n * stride_om + m * stride_on, row, mask=mask)
@@ -55,8 +70,11 @@ def _transpose_tiled_kernel(
     BLOCK_M: tl.constexpr,
     BLOCK_N: tl.constexpr,
 ):
-    offs_m = tl.program_id(axis=0) * BLOCK_M + tl.arange(0, BLOCK_M)
-    offs_n = tl.program_id(axis=1) * BLOCK_N + tl.arange(0, BLOCK_N)
+    # 1-D grid, tile-row fastest (the order of the former 2-D grid's axis 0).
+    pid = tl.program_id(axis=0).to(tl.int64)  # int64: offsets may pass 2³¹
+    num_pid_m = tl.cdiv(M, BLOCK_M)
+    offs_m = (pid % num_pid_m) * BLOCK_M + tl.arange(0, BLOCK_M)
+    offs_n = (pid // num_pid_m) * BLOCK_N + tl.arange(0, BLOCK_N)
     mask = (offs_m[:, None] < M) & (offs_n[None, :] < N)
     tile = tl.load(x_ptr + offs_m[:, None] * stride_xm + offs_n[None, :] * stride_xn, mask=mask)
     # (BLOCK_N, BLOCK_M) tile stored row by row of `out`: contiguous along m.
@@ -64,18 +82,24 @@ def _transpose_tiled_kernel(
     tl.store(out_ptrs, tl.trans(tile), mask=tl.trans(mask))
 
 
+def transpose_grid(m: int, n: int, BLOCK_M: int, BLOCK_N: int) -> tuple[int]:
+    """The 1-D launch grid: one program per BLOCK_M×BLOCK_N tile (``BLOCK_M=1``: naive)."""
+    return check_grid((cdiv(m, BLOCK_M) * cdiv(n, BLOCK_N),), "transpose")
+
+
 def _check(x: torch.Tensor, what: str) -> tuple[torch.Tensor, int, int]:
     check_tensor("x", x, ndim=2, contiguous=False)
     reject_bf16_in_interpreter(x, what)
+    reject_autograd(what, x)
     m, n = x.shape
     return torch.empty((n, m), dtype=x.dtype, device=x.device), m, n
 
 
 def transpose_naive(x: torch.Tensor, *, BLOCK_N: int = 1024) -> torch.Tensor:
     """x.T (contiguous) with coalesced reads and strided writes. Any strides are accepted."""
-    out, m, n = _check(x, "transpose_naive")
     BLOCK_N = block("BLOCK_N", BLOCK_N, 16, 65536)
-    _transpose_naive_kernel[(m, cdiv(n, BLOCK_N))](
+    out, m, n = _check(x, "transpose_naive")
+    _transpose_naive_kernel[transpose_grid(m, n, 1, BLOCK_N)](
         x, out, m, n, x.stride(0), x.stride(1), out.stride(0), out.stride(1), BLOCK_N=BLOCK_N
     )
     return out
@@ -83,11 +107,10 @@ def transpose_naive(x: torch.Tensor, *, BLOCK_N: int = 1024) -> torch.Tensor:
 
 def transpose_tiled(x: torch.Tensor, *, BLOCK_M: int = 64, BLOCK_N: int = 64) -> torch.Tensor:
     """x.T (contiguous) through BLOCK_M×BLOCK_N tiles: coalesced reads and writes."""
-    out, m, n = _check(x, "transpose_tiled")
     BLOCK_M = block("BLOCK_M", BLOCK_M, 16, 256)
     BLOCK_N = block("BLOCK_N", BLOCK_N, 16, 256)
-    grid = (cdiv(m, BLOCK_M), cdiv(n, BLOCK_N))
-    _transpose_tiled_kernel[grid](
+    out, m, n = _check(x, "transpose_tiled")
+    _transpose_tiled_kernel[transpose_grid(m, n, BLOCK_M, BLOCK_N)](
         x,
         out,
         m,
@@ -102,4 +125,10 @@ def transpose_tiled(x: torch.Tensor, *, BLOCK_M: int = 64, BLOCK_N: int = 64) ->
     return out
 
 
-__all__ = ["transpose_cost", "transpose_naive", "transpose_ref", "transpose_tiled"]
+__all__ = [
+    "transpose_cost",
+    "transpose_grid",
+    "transpose_naive",
+    "transpose_ref",
+    "transpose_tiled",
+]

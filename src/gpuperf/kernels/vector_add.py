@@ -13,7 +13,15 @@ import torch
 import triton
 import triton.language as tl
 
-from ._common import block, cdiv, check_tensor, reject_bf16_in_interpreter, same
+from ._common import (
+    block,
+    cdiv,
+    check_grid,
+    check_tensor,
+    reject_autograd,
+    reject_bf16_in_interpreter,
+    same,
+)
 
 
 def vector_add_cost(n: int, precision: str = "fp32"):
@@ -29,7 +37,7 @@ def vector_add_ref(x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
 
 @triton.jit
 def _vector_add_kernel(x_ptr, y_ptr, out_ptr, n_elements, BLOCK_SIZE: tl.constexpr):
-    pid = tl.program_id(axis=0)
+    pid = tl.program_id(axis=0).to(tl.int64)  # int64: pid * BLOCK_SIZE may pass 2³¹
     offs = pid * BLOCK_SIZE + tl.arange(0, BLOCK_SIZE)
     mask = offs < n_elements  # the last block may be partial
     x = tl.load(x_ptr + offs, mask=mask)
@@ -38,15 +46,20 @@ def _vector_add_kernel(x_ptr, y_ptr, out_ptr, n_elements, BLOCK_SIZE: tl.constex
 
 
 def vector_add(x: torch.Tensor, y: torch.Tensor, *, BLOCK_SIZE: int = 1024) -> torch.Tensor:
-    """``x + y`` for contiguous fp32/fp16 (bf16 on a GPU) tensors of any shape."""
+    """``x + y`` for contiguous fp32/fp16 (bf16 on a GPU) tensors of any shape.
+
+    No backward: inputs that require grad are refused while grad mode is on.
+    """
     check_tensor("x", x)
     check_tensor("y", y)
     same("x", x, "y", y)
     reject_bf16_in_interpreter(x, "vector_add")
+    reject_autograd("vector_add", x, y)
     BLOCK_SIZE = block("BLOCK_SIZE", BLOCK_SIZE, 16, 65536)
-    out = torch.empty_like(x)
     n = x.numel()
-    _vector_add_kernel[(cdiv(n, BLOCK_SIZE),)](x, y, out, n, BLOCK_SIZE=BLOCK_SIZE)
+    grid = check_grid((cdiv(n, BLOCK_SIZE),), "vector_add")
+    out = torch.empty_like(x)
+    _vector_add_kernel[grid](x, y, out, n, BLOCK_SIZE=BLOCK_SIZE)
     return out
 
 

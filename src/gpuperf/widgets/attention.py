@@ -26,13 +26,14 @@ from typing import Any
 import numpy as np
 
 from .. import attention as attn
+from .._validate import positive_int
 from ..hardware import Chip, chip, chips
 from ..plots import RooflinePanel
 from ..roofline import time_bounds
 from ..runtime import require
 from ..scrub import Scrubber, control
 from ..units import KiB, format_bytes, format_flops, format_seconds
-from .live import Explorer, LiveFigure, new_figure
+from .live import Explorer, LiveFigure, chip_value, control_widget, new_figure
 
 __all__ = [
     "EXAMPLE_ROW",
@@ -177,10 +178,12 @@ def online_softmax_explorer(row: Sequence[float] = EXAMPLE_ROW, block_size: int 
     view = OnlineSoftmaxView(row)
     n = view.row.size
     sizes = tuple(b for b in BLOCK_SIZES if b < n) or (1,)
-    if block_size not in sizes:
-        raise ValueError(f"block_size={block_size!r} must be one of {sizes}")
-    size_control = widgets.Dropdown(
-        options=[(str(b), b) for b in sizes], value=block_size, description="block size"
+    size_control = control_widget(
+        widgets.Dropdown,
+        "block_size",
+        options=[(str(b), b) for b in sizes],
+        value=block_size,
+        description="block size",
     )
     step_control = widgets.IntSlider(
         value=0, min=0, max=math.ceil(n / block_size), description="blocks read"
@@ -311,8 +314,22 @@ class AttentionView:
 
     @staticmethod
     def sram_bytes(the_chip: Chip, sram_kib: int) -> int:
-        """The SRAM budget: the chip's per-block maximum when ``sram_kib`` is 0."""
-        return int(the_chip.shared_memory_per_block_bytes if sram_kib == 0 else sram_kib * KiB)
+        """The SRAM budget: the chip's per-block maximum when ``sram_kib`` is 0.
+
+        FlashAttention's blocks are sized for a GPU's shared memory per block, so a chip
+        without one (a TPU) raises ``ValueError`` naming the GPUs, unless ``sram_kib`` says
+        how much on-chip memory to assume.
+        """
+        sram_kib = positive_int("sram_kib", sram_kib, minimum=0)
+        if sram_kib:
+            return sram_kib * KiB
+        if the_chip.shared_memory_per_block_bytes is None:
+            raise ValueError(
+                f"{the_chip.name} has no shared memory per block in the chip table, so "
+                "sram_kib=0 ('the chip's maximum') means nothing; pass sram_kib > 0 or choose "
+                f"a GPU: {', '.join(_gpu_names())}"
+            )
+        return the_chip.shared_memory_per_block_bytes
 
     @staticmethod
     def ideal(seq_len: int, head_dim: int, sram: int, precision: str) -> Any:
@@ -400,31 +417,36 @@ def attention_explorer(
 ) -> Explorer:
     """N × d × chip × SRAM × precision → both attentions on the roofline and their HBM traffic."""
     widgets = require("ipywidgets", "pip install ipywidgets")
-    view = AttentionView()
     style = {"description_width": "initial"}
     controls = {
-        "seq_len": widgets.SelectionSlider(
+        "seq_len": control_widget(
+            widgets.SelectionSlider, "seq_len",
             options=[(f"{n:,}", n) for n in SEQ_LENS], value=seq_len, description="N",
             style=style,
         ),
-        "head_dim": widgets.Dropdown(
+        "head_dim": control_widget(
+            widgets.Dropdown, "head_dim",
             options=[(str(d), d) for d in HEAD_DIMS], value=head_dim, description="d",
             style=style, layout=widgets.Layout(width="110px"),
         ),
-        "chip_name": widgets.Dropdown(
-            options=[(n, n) for n in _gpu_names()], value=chip(chip_name).name,
+        "chip_name": control_widget(
+            widgets.Dropdown, "chip_name",
+            options=[(n, n) for n in _gpu_names()], value=chip_value(chip_name),
             description="chip", style=style, layout=widgets.Layout(width="170px"),
         ),
-        "sram_kib": widgets.Dropdown(
+        "sram_kib": control_widget(
+            widgets.Dropdown, "sram_kib",
             options=[("chip max/block", 0)] + [(f"{k} KiB", k) for k in SRAM_CHOICES_KIB],
             value=sram_kib, description="SRAM", style=style,
             layout=widgets.Layout(width="170px"),
         ),
-        "precision": widgets.Dropdown(
+        "precision": control_widget(
+            widgets.Dropdown, "precision",
             options=[(p, p) for p in ATTENTION_PRECISIONS], value=precision,
             description="precision", style=style, layout=widgets.Layout(width="150px"),
         ),
     }  # fmt: skip
+    view = AttentionView()
     return Explorer.for_view(
         view, controls, title="Standard vs FlashAttention-2: HBM traffic and the roofline"
     )
@@ -437,6 +459,14 @@ def attention_scrubber(
     precision: str = "fp16",
 ) -> Scrubber:
     """Kernel-free twin of :func:`attention_explorer` (SRAM = the chip's per-block maximum)."""
+    seq_lens, head_dims, chip_names = tuple(seq_lens), tuple(head_dims), tuple(chip_names)
+    for label, given in (("seq_lens", seq_lens), ("head_dims", head_dims),
+                         ("chip_names", chip_names)):  # fmt: skip
+        if not given:
+            raise ValueError(f"{label}={given!r} must hold at least one value")
+    # Start on the second-longest sequence (a long one, not the extreme), or the only one.
+    initial_seq_len = seq_lens[-2] if len(seq_lens) > 1 else seq_lens[0]
+    initial_head_dim = 128 if 128 in head_dims else head_dims[0]
     view = AttentionView(dpi=72)
     return Scrubber(
         lambda seq_len, head_dim, chip_name: view.render(
@@ -445,9 +475,10 @@ def attention_scrubber(
         ),
         [
             control(
-                "seq_len", seq_lens, label="N", format=lambda n: f"{n:,}", initial=seq_lens[-2]
+                "seq_len", seq_lens, label="N", format=lambda n: f"{n:,}",
+                initial=initial_seq_len,
             ),
-            control("head_dim", head_dims, label="d", initial=128),
+            control("head_dim", head_dims, label="d", initial=initial_head_dim),
             control("chip_name", chip_names, label="chip", initial=chip_names[-1]),
         ],
         alt=(

@@ -16,13 +16,120 @@ lives here. Works with ipywidgets 7.7 (Colab) and 8.x: only ``Image``, ``HTML``,
 
 from __future__ import annotations
 
+import math
+import numbers
 import struct
 import time
 import zlib
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+from .._validate import show
+from ..hardware import chip
 from ..runtime import require
+
+# --- control values: checked before a widget sees them ---------------------------------------
+#
+# ipywidgets answers a value outside a Dropdown's options with ``TraitError: Invalid selection``
+# (naming neither the control nor the options) and silently clamps a slider's out-of-range
+# value. Explorers check every value here first, so a bad argument names the control and what
+# it accepts, in the constructor and in :meth:`Explorer.step` alike.
+
+
+def option_values(options: Any) -> list[Any]:
+    """The values of ipywidgets-style options: ``(label, value)`` pairs, a mapping, or values."""
+    if isinstance(options, Mapping):
+        return list(options.values())
+    values = []
+    for item in options:
+        if isinstance(item, tuple) and len(item) == 2 and isinstance(item[0], str):
+            values.append(item[1])
+        else:
+            values.append(item)
+    return values
+
+
+def _same(a: Any, b: Any) -> bool:
+    if isinstance(a, bool) != isinstance(b, bool):
+        return False
+    try:
+        return bool(a == b)
+    except (TypeError, ValueError):
+        return False
+
+
+def check_option(control: str, value: Any, options: Any) -> Any:
+    """``value`` if it is one of the control's options, else ``ValueError`` listing them."""
+    values = option_values(options)
+    for option in values:
+        if _same(value, option):
+            return option
+    raise ValueError(
+        f"{control}={show(value)} is not an option of the {control!r} control; options: "
+        f"{', '.join(show(v, 30) for v in values)}"
+    )
+
+
+def check_range(
+    control: str, value: Any, low: float, high: float, *, integer: bool = False
+) -> Any:
+    """``value`` if it is a number in [low, high] (an integer if ``integer``), else an error."""
+    kind = "an integer" if integer else "a number"
+    message = (
+        f"{control}={show(value)} must be {kind} in [{low:g}, {high:g}] "
+        f"for the {control!r} control"
+    )
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise ValueError(message)
+    as_float = float(value)
+    if not math.isfinite(as_float) or not low <= as_float <= high:
+        raise ValueError(message)
+    if integer and not as_float.is_integer():
+        raise ValueError(message)
+    return int(as_float) if integer else value
+
+
+def check_control(name: str, widget: Any, value: Any) -> Any:
+    """Check ``value`` against a built widget: its options, or its slider range."""
+    if hasattr(widget, "options"):
+        return check_option(name, value, widget.options)
+    if hasattr(widget, "min") and hasattr(widget, "max"):
+        low, high = widget.min, widget.max
+        base = getattr(widget, "base", None)
+        if base is not None:  # FloatLogSlider: min and max are exponents
+            low, high = base**low, base**high
+        integer = isinstance(widget.value, int) and not isinstance(widget.value, bool)
+        return check_range(name, value, low, high, integer=integer)
+    return value
+
+
+def control_widget(factory: Callable[..., Any], name: str, **kwargs: Any) -> Any:
+    """``factory(**kwargs)`` after checking ``kwargs["value"]`` against its options or range.
+
+    ``name`` is the control's name (the explorer's keyword argument), used in the message.
+    """
+    if "value" in kwargs:
+        value = kwargs["value"]
+        if "options" in kwargs:
+            kwargs["value"] = check_option(name, value, kwargs["options"])
+        elif "min" in kwargs and "max" in kwargs:
+            low, high = kwargs["min"], kwargs["max"]
+            if "base" in kwargs:
+                low, high = kwargs["base"] ** low, kwargs["base"] ** high
+            integer = "Int" in getattr(factory, "__name__", "")
+            kwargs["value"] = check_range(name, value, low, high, integer=integer)
+    return factory(**kwargs)
+
+
+def chip_value(chip_name: Any) -> Any:
+    """A chip's canonical name for a chip dropdown, or ``chip_name`` unchanged if unknown.
+
+    An unknown name then fails the option check, which lists the dropdown's chips.
+    """
+    try:
+        return chip(chip_name).name
+    except KeyError:
+        return chip_name
 
 
 def new_figure(figsize: tuple[float, float] = (6.4, 3.8), dpi: int = 80) -> Any:
@@ -150,7 +257,11 @@ class Explorer:
         if unknown:
             raise ValueError(f"unknown controls {sorted(unknown)}; valid: {sorted(self.controls)}")
         for name, value in values.items():
-            self.controls[name].value = value
+            # Checked one at a time, in order: setting one control may change another's range.
+            control = self.controls[name]
+            if name == "chip_name":  # aliases ("h100") and Chip objects pick the chip's option
+                value = chip_value(value)
+            control.value = check_control(name, control, value)
         return self.status.value
 
     def _on_change(self, change: Any = None) -> None:

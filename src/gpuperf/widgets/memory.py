@@ -22,7 +22,7 @@ from ..measurements import LATENCY_BOUND_BELOW_BYTES, Measurement, find
 from ..runtime import require
 from ..scrub import Scrubber, control
 from ..units import GB, format_bandwidth, format_bytes, format_seconds
-from .live import Explorer, LiveFigure, new_figure
+from .live import Explorer, LiveFigure, control_widget, new_figure
 
 __all__ = ["TransferPreset", "TransferView", "presets", "transfer_explorer", "transfer_scrubber"]
 
@@ -176,14 +176,20 @@ def transfer_explorer(preset: int = 0, n_bytes: float = 1e6) -> Explorer:
     """Size × latency × bandwidth sliders (and measured presets) → effective bandwidth."""
     widgets = require("ipywidgets", "pip install ipywidgets")
     links = presets()
-    if preset not in range(len(links)):
-        raise ValueError(f"preset={preset!r} must be an index 0–{len(links) - 1}")
-    view = TransferView()
     style = {"description_width": "initial"}
-    chosen = links[preset]
+    picker = control_widget(
+        widgets.Dropdown,
+        "preset",
+        options=[(link.label, i) for i, link in enumerate(links)],
+        value=preset,
+        description="measured link",
+        style=style,
+    )
+    chosen = links[picker.value]
     controls = {
-        "n_bytes": widgets.FloatLogSlider(
-            value=n_bytes, base=10, min=2, max=10, step=0.25, description="bytes",
+        "n_bytes": control_widget(
+            widgets.FloatLogSlider, "n_bytes", value=n_bytes, base=10, min=2, max=10,
+            step=0.25, description="bytes",
             readout_format=".3g", style=style,
         ),
         "latency_us": widgets.FloatLogSlider(
@@ -195,17 +201,12 @@ def transfer_explorer(preset: int = 0, n_bytes: float = 1e6) -> Explorer:
             description="bandwidth (GB/s)", readout_format=".4g", style=style,
         ),
     }  # fmt: skip
+    view = TransferView()
     explorer = Explorer(
         controls,
         view.update,
         LiveFigure(view.figure, view.animated),
         title="Latency vs bandwidth: effective bandwidth of one transfer",
-    )
-    picker = widgets.Dropdown(
-        options=[(link.label, i) for i, link in enumerate(links)],
-        value=preset,
-        description="measured link",
-        style=style,
     )
 
     def on_preset(change: Any) -> None:  # wiring: a preset sets both sliders

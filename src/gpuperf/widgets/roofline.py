@@ -25,7 +25,7 @@ from ..roofline import critical_batch_size, time_bounds
 from ..runtime import require
 from ..scrub import Scrubber, control
 from ..units import PRECISIONS, format_bandwidth, format_bytes, format_flops
-from .live import Explorer, LiveFigure, new_figure
+from .live import Explorer, LiveFigure, chip_value, control_widget, new_figure
 
 __all__ = [
     "OPERATIONS",
@@ -153,15 +153,19 @@ class HardwareView:
 def hardware_explorer(chip_name: str = "H100-SXM", precision: str = "bf16") -> Explorer:
     """Live widget: pick a chip and a precision, see its peak, bandwidth, ridge and roofline."""
     widgets = _widgets()
-    view = HardwareView(annotate=False)
+    chip_options = _chip_options()
+    precision_options = [(p, p) for p in PRECISIONS]
     controls = {
-        "chip_name": widgets.Dropdown(
-            options=_chip_options(), value=chip(chip_name).name, description="chip"
+        "chip_name": control_widget(
+            widgets.Dropdown, "chip_name", options=chip_options, value=chip_value(chip_name),
+            description="chip",
         ),
-        "precision": widgets.Dropdown(
-            options=[(p, p) for p in PRECISIONS], value=precision, description="precision"
+        "precision": control_widget(
+            widgets.Dropdown, "precision", options=precision_options, value=precision,
+            description="precision",
         ),
-    }
+    }  # fmt: skip
+    view = HardwareView(annotate=False)
     explorer = Explorer(
         controls,
         lambda **values: _status(view.update(**values)),
@@ -284,20 +288,24 @@ def mfu_calculator(
 ) -> Explorer:
     """Live widget: model size and training throughput per chip → MFU, next to published runs."""
     widgets = _widgets()
-    view = MFUView(annotate=False)
-    sizes = dict((value, label) for label, value in MODEL_SIZES)
-    if n_params not in sizes:
-        raise ValueError(f"n_params={n_params!r} must be one of {sorted(sizes)}")
     controls = {
-        "chip_name": widgets.Dropdown(
-            options=_bf16_chip_options(), value=chip(chip_name).name, description="chip"
+        "chip_name": control_widget(
+            widgets.Dropdown,
+            "chip_name",
+            options=_bf16_chip_options(),
+            value=chip_value(chip_name),
+            description="chip",
         ),
-        "n_params": widgets.SelectionSlider(
+        "n_params": control_widget(
+            widgets.SelectionSlider,
+            "n_params",
             options=[(label, value) for label, value in MODEL_SIZES],
             value=n_params,
             description="model",
         ),
-        "tokens_per_s": widgets.FloatLogSlider(
+        "tokens_per_s": control_widget(
+            widgets.FloatLogSlider,
+            "tokens_per_s",
             value=tokens_per_s,
             base=10,
             min=1,
@@ -307,6 +315,7 @@ def mfu_calculator(
             readout_format=".3g",
         ),
     }
+    view = MFUView(annotate=False)
     explorer = Explorer(
         controls,
         lambda **values: _status(view.update(**values)),
@@ -442,22 +451,28 @@ def roofline_explorer(
 ) -> Explorer:
     """Live widget: chip × precision × operation; the point moves on the roofline as B moves."""
     widgets = _widgets()
-    view = RooflineView(annotate=False)
     controls = {
-        "chip_name": widgets.Dropdown(
-            options=_chip_options(), value=chip(chip_name).name, description="chip"
+        "chip_name": control_widget(
+            widgets.Dropdown, "chip_name", options=_chip_options(), value=chip_value(chip_name),
+            description="chip",
         ),
-        "precision": widgets.Dropdown(
-            options=[(p, p) for p in PRECISIONS], value=precision, description="precision"
+        "precision": control_widget(
+            widgets.Dropdown, "precision", options=[(p, p) for p in PRECISIONS],
+            value=precision, description="precision",
         ),
-        "op": widgets.ToggleButtons(options=[(o, o) for o in OPERATIONS], value=op),
-        "tokens": widgets.SelectionSlider(
-            options=[(str(t), t) for t in TOKENS], value=tokens, description="tokens B / N"
+        "op": control_widget(
+            widgets.ToggleButtons, "op", options=[(o, o) for o in OPERATIONS], value=op
         ),
-        "width": widgets.SelectionSlider(
-            options=[(str(w), w) for w in WIDTHS], value=width, description="D = F"
+        "tokens": control_widget(
+            widgets.SelectionSlider, "tokens", options=[(str(t), t) for t in TOKENS],
+            value=tokens, description="tokens B / N",
         ),
-    }
+        "width": control_widget(
+            widgets.SelectionSlider, "width", options=[(str(w), w) for w in WIDTHS],
+            value=width, description="D = F",
+        ),
+    }  # fmt: skip
+    view = RooflineView(annotate=False)
     explorer = Explorer(
         controls,
         lambda **values: _status(view.update(**values)),

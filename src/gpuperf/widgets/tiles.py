@@ -29,7 +29,7 @@ from ..runtime import require
 from ..scrub import Scrubber, control
 from ..units import format_flops
 from . import tile_reports
-from .live import Explorer, new_figure
+from .live import Explorer, chip_value, control_widget, new_figure
 from .tricks import CHIPS
 
 __all__ = [
@@ -114,8 +114,8 @@ class TilingView:
             f"{t.a_reads_per_element}× (naive: {MATMUL_SIZE}×), intensity {t.intensity:.0f} "
             f"FLOP/B → attains {format_flops(y)} (roof "
             f"{format_flops(the_chip.peak_flops(PRECISION))}); "
-            f"staged tiles need {budget.shared_memory_bytes / 1024:g} KiB "
-            f"({tile_reports.NUM_STAGES} stages). {compiled}"
+            f"model upper bound, {tile_reports.NUM_STAGES} full stages: "
+            f"{budget.shared_memory_bytes / 1024:g} KiB. {compiled}"
         )
 
     def render(self, block_m: int, block_n: int, block_k: int, chip_name: str) -> tuple[Any, str]:
@@ -127,21 +127,29 @@ def tiling_explorer(
 ) -> Explorer:
     """BLOCK_M × BLOCK_N × BLOCK_K × chip → point on the roofline and shared-memory gauge."""
     widgets = require("ipywidgets", "pip install ipywidgets")
-    view = TilingView()
 
-    def slider(name: str, values: tuple[int, ...], value: int) -> Any:
-        return widgets.SelectionSlider(
-            options=[(str(v), v) for v in values], value=value, description=name
+    def slider(name: str, label: str, values: tuple[int, ...], value: int) -> Any:
+        return control_widget(
+            widgets.SelectionSlider,
+            name,
+            options=[(str(v), v) for v in values],
+            value=value,
+            description=label,
         )
 
     controls = {
-        "block_m": slider("BLOCK_M", tile_reports.BLOCKS_MN, block_m),
-        "block_n": slider("BLOCK_N", tile_reports.BLOCKS_MN, block_n),
-        "block_k": slider("BLOCK_K", tile_reports.BLOCKS_K, block_k),
-        "chip_name": widgets.Dropdown(
-            options=[(c, c) for c in CHIPS], value=chip_name, description="chip"
+        "block_m": slider("block_m", "BLOCK_M", tile_reports.BLOCKS_MN, block_m),
+        "block_n": slider("block_n", "BLOCK_N", tile_reports.BLOCKS_MN, block_n),
+        "block_k": slider("block_k", "BLOCK_K", tile_reports.BLOCKS_K, block_k),
+        "chip_name": control_widget(
+            widgets.Dropdown,
+            "chip_name",
+            options=[(c, c) for c in CHIPS],
+            value=chip_value(chip_name),
+            description="chip",
         ),
     }
+    view = TilingView()
     return Explorer.for_view(
         view, controls, title="Tiling: bigger tiles, more reuse, more shared memory"
     )
@@ -161,7 +169,8 @@ def tiling_scrubber() -> Scrubber:
         alt=(
             "Roofline of the chosen chip in fp16 with a 4096³ matmul as a red point at the tiled "
             "intensity and a grey cross for the untiled kernel; below, a gauge of the shared "
-            "memory the staged tiles need against the chip's per-block limit."
+            "memory three full stages of tiles would need (the course's upper bound; the compiler "
+            "allocates fewer) against the chip's per-block limit."
         ),
     )
 
@@ -209,7 +218,8 @@ class WaveView:
         self.vline.set_data([size, size], [0, 1.08])
         return (
             f"{w.chip_name} ({w.sm_count} SMs), {block_m} × {block_n} tiles, N = {size}: "
-            f"{w.tiles} tiles on {w.slots_per_wave} SM slots → {w.waves} waves, the last holding "
+            f"{w.tiles} tiles on {w.slots_per_wave} SM slots → {w.waves} "
+            f"wave{'s' if w.waves != 1 else ''}, the last holding "
             f"{w.tail_tiles} tiles; wave efficiency {w.wave_efficiency:.1%}, tile efficiency "
             f"{w.tile_efficiency:.1%}, together {w.efficiency:.1%}"
         )
@@ -223,16 +233,20 @@ def wave_explorer(
 ) -> Explorer:
     """Size × tile × chip → where N sits on the sawtooth, tiles and waves."""
     widgets = require("ipywidgets", "pip install ipywidgets")
-    view = WaveView()
     controls = {
-        "size": widgets.IntSlider(
-            value=size, min=int(SIZES[0]), max=int(SIZES[-1]), step=1, description="N"
+        "size": control_widget(
+            widgets.IntSlider, "size", value=size, min=int(SIZES[0]), max=int(SIZES[-1]),
+            step=1, description="N",
         ),
-        "tile": widgets.Dropdown(options=list(TILE_SHAPES), value=tile, description="tile"),
-        "chip_name": widgets.Dropdown(
-            options=[(c, c) for c in CHIPS], value=chip_name, description="chip"
+        "tile": control_widget(
+            widgets.Dropdown, "tile", options=list(TILE_SHAPES), value=tile, description="tile"
         ),
-    }
+        "chip_name": control_widget(
+            widgets.Dropdown, "chip_name", options=[(c, c) for c in CHIPS],
+            value=chip_value(chip_name), description="chip",
+        ),
+    }  # fmt: skip
+    view = WaveView()
     return Explorer.for_view(
         view, controls, title="Wave quantization: one more row can cost a whole wave"
     )

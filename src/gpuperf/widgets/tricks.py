@@ -24,7 +24,7 @@ from ..roofline import attainable_flops, time_bounds
 from ..runtime import require
 from ..scrub import Scrubber, control
 from ..units import format_bytes, format_flops, format_seconds
-from .live import Explorer, new_figure
+from .live import Explorer, chip_value, control_widget, new_figure
 
 __all__ = [
     "CHIPS",
@@ -138,16 +138,20 @@ def precision_explorer(
 ) -> Explorer:
     """Chip × precision × operation → the roof and the point move on the roofline."""
     widgets = require("ipywidgets", "pip install ipywidgets")
-    view = PrecisionView()
     controls = {
-        "chip_name": widgets.Dropdown(
-            options=[(c, c) for c in CHIPS], value=chip_name, description="chip"
+        "chip_name": control_widget(
+            widgets.Dropdown, "chip_name", options=[(c, c) for c in CHIPS],
+            value=chip_value(chip_name), description="chip",
         ),
-        "precision": widgets.ToggleButtons(
-            options=[(p, p) for p in PRECISIONS], value=precision, description="precision"
+        "precision": control_widget(
+            widgets.ToggleButtons, "precision", options=[(p, p) for p in PRECISIONS],
+            value=precision, description="precision",
         ),
-        "op": widgets.Dropdown(options=list(OPERATIONS), value=op, description="operation"),
-    }
+        "op": control_widget(
+            widgets.Dropdown, "op", options=list(OPERATIONS), value=op, description="operation"
+        ),
+    }  # fmt: skip
+    view = PrecisionView()
     return Explorer.for_view(
         view, controls, title="Low precision: the point and the roof both move"
     )
@@ -216,18 +220,20 @@ class CoalescingView:
 def coalescing_explorer(stride: int = 1, offset: int = 0, element_bytes: int = 4) -> Explorer:
     """Stride × offset × element size → the sectors one warp's load fetches."""
     widgets = require("ipywidgets", "pip install ipywidgets")
-    view = CoalescingView()
     controls = {
-        "stride": widgets.SelectionSlider(
-            options=[(str(s), s) for s in STRIDES], value=stride, description="stride"
+        "stride": control_widget(
+            widgets.SelectionSlider, "stride", options=[(str(s), s) for s in STRIDES],
+            value=stride, description="stride",
         ),
-        "offset": widgets.IntSlider(value=offset, min=0, max=32, description="offset"),
-        "element_bytes": widgets.Dropdown(
-            options=[(f"{b} B", b) for b in ELEMENT_BYTES],
-            value=element_bytes,
-            description="element",
+        "offset": control_widget(
+            widgets.IntSlider, "offset", value=offset, min=0, max=32, description="offset"
         ),
-    }
+        "element_bytes": control_widget(
+            widgets.Dropdown, "element_bytes", options=[(f"{b} B", b) for b in ELEMENT_BYTES],
+            value=element_bytes, description="element",
+        ),
+    }  # fmt: skip
+    view = CoalescingView()
     return Explorer.for_view(
         view, controls, title="Coalescing: which bytes does one warp's load move?"
     )

@@ -2,10 +2,12 @@ OK_FORMAT = True
 
 test = {   'name': 'q4',
     'points': 2,
-    'suites': [   {   'cases': [   {   'code': '>>> from gpuperf import roofline\n'
+    'suites': [   {   'cases': [   {   'code': '>>> import numpy as np\n'
+                                               '>>> from gpuperf import roofline\n'
                                                '>>> from gpuperf.grading import call, check_tensor\n'
-                                               '>>> x = np.logspace(-1, 4, 41)\n'
-                                               '>>> check_tensor("roof(x, \'T4\', \'fp16\')", call(\'roof\', roof, x, \'T4\', \'fp16\'), roofline.attainable_flops(x, \'T4\', \'fp16\'), rtol=1e-06)\n',
+                                               '>>> _x = np.logspace(-1, 4, 41)\n'
+                                               '>>> check_tensor("roof(x, \'T4\', \'fp16\')", call(\'roof\', roof, _x, \'T4\', \'fp16\'), roofline.attainable_flops(_x, \'T4\', \'fp16\'), '
+                                               'rtol=1e-06)\n',
                                        'hidden': False,
                                        'locked': False}],
                       'scored': True,

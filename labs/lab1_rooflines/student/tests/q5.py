@@ -2,10 +2,12 @@ OK_FORMAT = True
 
 test = {   'name': 'q5',
     'points': 2,
-    'suites': [   {   'cases': [   {   'code': '>>> from gpuperf import roofline\n'
+    'suites': [   {   'cases': [   {   'code': '>>> from gpuperf import cost, roofline\n'
                                                '>>> from gpuperf.grading import check_mapping\n'
-                                               ">>> check_mapping('verdicts', verdicts, {(op_name, chip_name): roofline.time_bounds(OPS[op_name], chip_name, precision).bound for op_name in ['relu', "
-                                               "'matmul 8192²'] for chip_name, precision in CHIP_PRECISION.items()})\n",
+                                               ">>> _ops = {'relu': cost.elementwise(2 ** 24, 'bf16'), 'matmul 8192²': cost.matmul(8192, 8192, 8192, 'bf16')}\n"
+                                               ">>> _chip_precision = {'T4': 'fp16', 'A100-80GB': 'bf16', 'H100-SXM': 'bf16'}\n"
+                                               ">>> check_mapping('verdicts', verdicts, {(op_name, chip_name): roofline.time_bounds(op, chip_name, precision).bound for op_name, op in _ops.items() "
+                                               'for chip_name, precision in _chip_precision.items()})\n',
                                        'hidden': False,
                                        'locked': False}],
                       'scored': True,

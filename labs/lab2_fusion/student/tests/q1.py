@@ -3,10 +3,15 @@ OK_FORMAT = True
 test = {   'name': 'q1',
     'points': 4,
     'suites': [   {   'cases': [   {   'code': '>>> import torch\n'
-                                               '>>> from gpuperf.grading import call, check_tensor\n'
-                                               '>>> x = torch.linspace(-3, 3, 1000, device=DEVICE)\n'
-                                               '>>> b = torch.linspace(1, -1, 1000, device=DEVICE)\n'
-                                               ">>> check_tensor('axpb_relu(1.5, x, b)', call('axpb_relu', axpb_relu, 1.5, x, b, BLOCK_SIZE=256), torch.relu(1.5 * x + b), block=256)\n",
+                                               '>>> import triton\n'
+                                               '>>> from gpuperf.grading import call, check_padding, check_tensor, padded\n'
+                                               '>>> from gpuperf.runtime import DEVICE\n'
+                                               '>>> _x = padded(torch.linspace(-3, 3, 1000, device=DEVICE), 1024)\n'
+                                               '>>> _b = padded(torch.linspace(1, -1, 1000, device=DEVICE), 1024)\n'
+                                               '>>> _y = padded(torch.zeros(1000, device=DEVICE), 1024, fill=-31337.0)\n'
+                                               ">>> call('_axpb_relu_kernel', lambda: _axpb_relu_kernel[triton.cdiv(1000, 256),](_x, _b, _y, 1.5, 1000, BLOCK_SIZE=256))\n"
+                                               ">>> check_padding('y', _y)\n"
+                                               ">>> check_tensor('axpb_relu(1.5, x, b)', _y, torch.relu(1.5 * _x + _b), block=256)\n",
                                        'hidden': False,
                                        'locked': False}],
                       'scored': True,

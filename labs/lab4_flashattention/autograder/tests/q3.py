@@ -4,35 +4,21 @@ test = {   'name': 'q3',
     'points': 3,
     'suites': [   {   'cases': [   {   'code': '>>> import torch\n'
                                                '>>> from gpuperf.grading import call, check_attention, check_true\n'
-                                               '>>> gen = torch.Generator().manual_seed(3)\n'
-                                               '>>> q, k, v, do = (torch.randn(1, 2, 40, 16, generator=gen) for _ in range(4))\n'
-                                               '>>> qg, kg, vg = (t.clone().requires_grad_() for t in (q, k, v))\n'
-                                               '>>> o = attention_ref(qg, kg, vg)\n'
-                                               '>>> o.backward(do)\n'
-                                               '>>> lse = torch.logsumexp(q @ k.transpose(-1, -2) / 16 ** 0.5, dim=-1)\n'
-                                               ">>> grads = call('flash_attention_backward', flash_attention_backward, q, k, v, o.detach(), lse, do, False)\n"
-                                               ">>> check_true(isinstance(grads, tuple) and len(grads) == 3, 'flash_attention_backward should return the tuple (dq, dk, dv)')\n"
-                                               ">>> for name, got, want, what in [('dv', grads[2], vg.grad, 'key'), ('dq', grads[0], qg.grad, 'query'), ('dk', grads[1], kg.grad, 'key')]:\n"
-                                               "...     check_attention(f'{name} (seq 40, d 16, not causal)', got, want, block_m=16, rows=what, atol=0.0001, rtol=0.001)\n",
+                                               '>>> from gpuperf.kernels.flash_attention import attention_ref as _ref\n'
+                                               '>>> from gpuperf.runtime import DEVICE\n'
+                                               '>>> _gen = torch.Generator().manual_seed(3)\n'
+                                               '>>> _q, _k, _v, _do = (torch.randn(1, 2, 40, 16, generator=_gen).to(DEVICE) for _ in range(4))\n'
+                                               '>>> _qg, _kg, _vg = (t.clone().requires_grad_() for t in (_q, _k, _v))\n'
+                                               '>>> _o = _ref(_qg, _kg, _vg)\n'
+                                               '>>> _o.backward(_do)\n'
+                                               '>>> _lse = torch.logsumexp(_q @ _k.transpose(-1, -2) / 16 ** 0.5, dim=-1)\n'
+                                               ">>> _grads = call('flash_attention_backward', flash_attention_backward, _q, _k, _v, _o.detach(), _lse, _do, False)\n"
+                                               ">>> check_true(type(_grads) is tuple and len(_grads) == 3, 'flash_attention_backward should return the tuple (dq, dk, dv)')\n"
+                                               ">>> for _name, _got, _want, _what in [('dv', _grads[2], _vg.grad, 'key'), ('dq', _grads[0], _qg.grad, 'query'), ('dk', _grads[1], _kg.grad, 'key')]:\n"
+                                               "...     check_attention(f'{_name} (seq 40, d 16, not causal)', _got, _want, block_m=16, rows=_what, atol=0.0001, rtol=0.001)\n",
                                        'hidden': False,
                                        'locked': False},
-                                   {   'code': '>>> import torch\n'
-                                               '>>> from gpuperf.grading import call, check_attention\n'
-                                               '>>> gen = torch.Generator().manual_seed(5)\n'
-                                               '>>> for b, h, n, d, causal in [(2, 1, 33, 32, True), (1, 2, 24, 16, False)]:\n'
-                                               '...     q, k, v, do = (torch.randn(b, h, n, d, generator=gen) for _ in range(4))\n'
-                                               '...     qg, kg, vg = (t.clone().requires_grad_() for t in (q, k, v))\n'
-                                               '...     o = attention_ref(qg, kg, vg, is_causal=causal)\n'
-                                               '...     o.backward(do)\n'
-                                               '...     s = q @ k.transpose(-1, -2) / d ** 0.5\n'
-                                               '...     if causal:\n'
-                                               "...         s = s.masked_fill(torch.ones(n, n, dtype=torch.bool).triu(1), float('-inf'))\n"
-                                               "...     dq, dk, dv = call('flash_attention_backward', flash_attention_backward, q, k, v, o.detach(), torch.logsumexp(s, dim=-1), do, causal)\n"
-                                               "...     for name, got, want, what in [('dv', dv, vg.grad, 'key'), ('dq', dq, qg.grad, 'query'), ('dk', dk, kg.grad, 'key')]:\n"
-                                               "...         check_attention(f'{name} (batch {b}, heads {h}, seq {n}, d {d}, causal={causal})', got, want, block_m=16, rows=what, atol=0.0001, "
-                                               'rtol=0.001)\n',
-                                       'hidden': True,
-                                       'locked': False}],
+                                   {'code': ">>> from gpuperf.grading import run_hidden\n>>> run_hidden('q3', globals())\n", 'hidden': True, 'locked': False}],
                       'scored': True,
                       'setup': '',
                       'teardown': '',

@@ -11,14 +11,7 @@ test = {   'name': 'q1',
                                                "...     check_close(f'sector_efficiency{args}', call('sector_efficiency', sector_efficiency, *args), ref.efficiency)\n",
                                        'hidden': False,
                                        'locked': False},
-                                   {   'code': '>>> from gpuperf import memory\n'
-                                               '>>> from gpuperf.grading import call, check_close\n'
-                                               '>>> for args in [(8, 0, 4), (3, 5, 2), (16, 3, 1), (1, 3, 8), (2, 1, 16), (64, 0, 4)]:\n'
-                                               '...     ref = memory.coalescing(stride=args[0], offset=args[1], element_bytes=args[2])\n'
-                                               "...     check_close(f'warp_sectors{args}', call('warp_sectors', warp_sectors, *args), ref.transactions)\n"
-                                               "...     check_close(f'sector_efficiency{args}', call('sector_efficiency', sector_efficiency, *args), ref.efficiency)\n",
-                                       'hidden': True,
-                                       'locked': False}],
+                                   {'code': ">>> from gpuperf.grading import run_hidden\n>>> run_hidden('q1', globals())\n", 'hidden': True, 'locked': False}],
                       'scored': True,
                       'setup': '',
                       'teardown': '',

@@ -1,0 +1,110 @@
+"""Hidden checks of lab 2 (autograder only; the master's ``# HIDDEN`` cells run them).
+
+Each ``qN(env)`` takes the student's answers, and nothing else, from the notebook namespace
+``env``; torch, the device and every reference are imported here. The kernel runs on inputs
+inside NaN-padded buffers (:func:`gpuperf.grading.padded`), so a missing mask is reported as one
+instead of corrupting memory.
+"""
+
+import torch
+import triton
+
+from gpuperf import cost, roofline
+from gpuperf.grading import (
+    answer,
+    call,
+    check_close,
+    check_mapping,
+    check_padding,
+    check_tensor,
+    integrity_check,
+    padded,
+)
+from gpuperf.runtime import DEVICE
+
+#: Value the padding around an output starts with: anything else there was written by the kernel.
+GUARD = -31337.0
+
+
+def q1(env):
+    integrity_check()
+    kernel = answer(env, "_axpb_relu_kernel")
+    gen = torch.Generator().manual_seed(0)
+    for n, block in [(1, 16), (3000, 1024), (4096, 512)]:
+        x = padded(torch.randn(n, generator=gen).to(DEVICE), 2 * block)
+        b = padded(torch.randn(n, generator=gen).to(DEVICE), 2 * block)
+        y = padded(torch.zeros(n, device=DEVICE), 2 * block, fill=GUARD)
+        grid = (triton.cdiv(n, block),)
+        call(
+            "_axpb_relu_kernel",
+            lambda x=x, b=b, y=y, n=n, block=block, grid=grid: kernel[grid](
+                x, b, y, -0.7, n, BLOCK_SIZE=block
+            ),
+        )
+        check_padding(f"y (n={n})", y)
+        check_tensor(f"axpb_relu(-0.7, x, b) with n={n}", y, torch.relu(-0.7 * x + b), block=block)
+    x = torch.randn(4096, generator=gen).to(DEVICE)
+    b = torch.randn(4096, generator=gen).to(DEVICE)
+    check_tensor(
+        "axpb_relu(2.0, x, b) (your launcher)",
+        call("axpb_relu", answer(env, "axpb_relu"), 2.0, x, b, BLOCK_SIZE=1024),
+        torch.relu(2.0 * x + b),
+        block=1024,
+    )
+
+
+def q2(env):
+    integrity_check()
+    unfused_bytes, fused_bytes = answer(env, "unfused_bytes"), answer(env, "fused_bytes")
+    for n, precision, size in [(2**20, "fp32", 4), (12345, "fp16", 2)]:
+        unfused = (
+            cost.elementwise(n, precision)
+            + cost.elementwise(n, precision, n_inputs=2)
+            + cost.elementwise(n, precision)
+        )
+        fused = cost.elementwise(n, precision, flops_per_element=3, n_inputs=2)
+        check_close(
+            f"unfused_bytes({n}, {size})",
+            call("unfused_bytes", unfused_bytes, n, size),
+            unfused.bytes,
+            unit="B",
+        )
+        check_close(
+            f"fused_bytes({n}, {size})",
+            call("fused_bytes", fused_bytes, n, size),
+            fused.bytes,
+            unit="B",
+        )
+    n = 2**24
+    unfused = (
+        cost.elementwise(n, "fp32")
+        + cost.elementwise(n, "fp32", n_inputs=2)
+        + cost.elementwise(n, "fp32")
+    )
+    fused = cost.elementwise(n, "fp32", flops_per_element=3, n_inputs=2)
+    check_close(
+        "predicted_speedup",
+        answer(env, "predicted_speedup"),
+        unfused.bytes / fused.bytes,
+        rtol=1e-2,
+    )
+
+
+def q3(env):
+    integrity_check()
+    check_mapping(
+        "fused_intensity",
+        answer(env, "fused_intensity"),
+        {
+            p: cost.elementwise(1000, p, flops_per_element=3, n_inputs=2).intensity
+            for p in ["fp32", "fp16"]
+        },
+    )
+    check_mapping(
+        "matmul_256_bound",
+        answer(env, "matmul_256_bound"),
+        {
+            p: roofline.time_bounds(cost.matmul(256, 256, 256, p), "T4", p).bound
+            for p in ["fp32", "fp16"]
+        },
+    )

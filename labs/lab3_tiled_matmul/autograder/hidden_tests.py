@@ -1,0 +1,119 @@
+"""Hidden checks of lab 3 (autograder only; the master's ``# HIDDEN`` cells run them).
+
+Each ``qN(env)`` takes the student's answers, and nothing else, from the notebook namespace
+``env``; torch, the device and every reference are imported here. The kernel runs on matrices
+inside NaN-padded buffers (:func:`gpuperf.grading.padded`), so a missing mask is reported as one
+instead of corrupting memory.
+"""
+
+import numpy as np
+import torch
+import triton
+
+from gpuperf import tiling
+from gpuperf.grading import (
+    answer,
+    call,
+    check_close,
+    check_padding,
+    check_tensor,
+    check_true,
+    integrity_check,
+    padded,
+)
+from gpuperf.runtime import DEVICE
+
+#: Value the padding around C starts with: anything else there was written by the kernel.
+GUARD = -31337.0
+
+
+def guarded_matmul(kernel, a, b, block_m=32, block_n=32, block_k=16):
+    """C = A @ B with the student's kernel on padded copies of A, B and C; returns C."""
+    (m, k), n = a.shape, b.shape[1]
+    pad = max(block_m, block_n, block_k) * (max(m, n, k) + 1)
+    a, b = padded(a, pad), padded(b, pad)
+    c = padded(torch.zeros((m, n), device=a.device, dtype=a.dtype), pad, fill=GUARD)
+    grid = (triton.cdiv(m, block_m), triton.cdiv(n, block_n))
+    call(
+        "_matmul_kernel",
+        lambda: kernel[grid](
+            a, b, c, m, n, k,
+            a.stride(0), a.stride(1), b.stride(0), b.stride(1), c.stride(0), c.stride(1),
+            BLOCK_M=block_m, BLOCK_N=block_n, BLOCK_K=block_k,
+        ),
+    )  # fmt: skip
+    check_padding(f"C ({m}×{k}·{k}×{n})", c)
+    return c
+
+
+def q1(env):
+    integrity_check()
+    kernel = answer(env, "_matmul_kernel")
+    gen = torch.Generator().manual_seed(2)
+    for m, k, n in [(70, 40, 50), (5, 3, 7)]:
+        a = torch.randn(m, k, generator=gen).to(DEVICE)
+        b = torch.randn(k, n, generator=gen).to(DEVICE)
+        check_tensor(
+            f"tiled_matmul(a, b) for {m}×{k}·{k}×{n}",
+            guarded_matmul(kernel, a, b),
+            a @ b,
+            atol=1e-3,
+            rtol=1e-3,
+            block=(32, 32),
+        )
+    a = torch.randn(64, 48, generator=gen).to(DEVICE)
+    b = torch.randn(48, 96, generator=gen).to(DEVICE)
+    check_tensor(
+        "tiled_matmul(a, b, 32, 32, 16) for 64×48·48×96 (your launcher)",
+        call("tiled_matmul", answer(env, "tiled_matmul"), a, b, 32, 32, 16),
+        a @ b,
+        atol=1e-3,
+        rtol=1e-3,
+        block=(32, 32),
+    )
+
+
+def q2(env):
+    integrity_check()
+    smem_bytes, fits = answer(env, "smem_bytes"), answer(env, "fits")
+    check_close(
+        "smem_bytes(64, 256, 64, 4, 2)",
+        call("smem_bytes", smem_bytes, 64, 256, 64, 4, 2),
+        tiling.shared_memory_bytes(64, 256, 64, "fp32", 2),
+        unit="B",
+    )
+    for name in ["T4", "A100-80GB", "H100-SXM"]:
+        for config in [(128, 128, 64, 2, 4), (128, 256, 64, 2, 3), (64, 64, 32, 4, 2)]:
+            precision = {2: "fp16", 4: "fp32"}[config[3]]
+            want = tiling.shared_memory_budget(name, *config[:3], precision, config[4]).fits
+            got = call("fits", fits, name, *config)
+            check_true(
+                type(got) in (bool, np.bool_) and bool(got) == bool(want),
+                f"fits({name!r}, *{config}) is not right: compare the bytes with "
+                "chip(name).shared_memory_per_block_bytes.",
+            )
+    largest = max(
+        2**p
+        for p in range(4, 12)
+        if tiling.shared_memory_budget("T4", 2**p, 2**p, 32, "fp16", 3).fits
+    )
+    check_close("largest_square_tile_t4", answer(env, "largest_square_tile_t4"), largest)
+
+
+def q3(env):
+    integrity_check()
+    wave_stats = answer(env, "wave_stats")
+    for args in [(1000, 3000, 64, 128, "T4"), (4097, 4096, 128, 256, "H100-SXM")]:
+        result = call("wave_stats", wave_stats, *args)
+        check_true(
+            type(result) is tuple and len(result) == 3,
+            "wave_stats should return a tuple (tiles, waves, wave_efficiency)",
+        )
+        ref = tiling.wave_quantization(*args)
+        check_close(f"wave_stats{args}[0] (tiles)", result[0], ref.tiles)
+        check_close(f"wave_stats{args}[1] (waves)", result[1], ref.waves)
+        check_close(f"wave_stats{args}[2] (efficiency)", result[2], ref.wave_efficiency)
+    for name, size in [("eff_2048", 2048), ("eff_2049", 2049)]:
+        check_close(
+            name, answer(env, name), tiling.wave_efficiency(size, size, 256, 128, "H100-SXM")
+        )

@@ -1,0 +1,179 @@
+"""Hidden checks of lab 4 (autograder only; the master's ``# HIDDEN`` cells run them).
+
+Each ``qN(env)`` takes the student's answers, and nothing else, from the notebook namespace
+``env``: numpy, torch, the device and the reference ``attention_ref`` are imported here, so a
+notebook that redefines ``attention_ref`` cannot change what its answers are compared with. The
+forward kernel runs on tensors inside NaN-padded buffers (:func:`gpuperf.grading.padded`), so a
+missing mask is reported as one instead of corrupting memory. Every inspection of an autograd
+graph (saved tensors) uses a forward pass of its own.
+"""
+
+import math
+
+import numpy as np
+import torch
+import triton
+
+from gpuperf import attention
+from gpuperf.grading import (
+    answer,
+    call,
+    check_attention,
+    check_padding,
+    check_tensor,
+    check_true,
+    integrity_check,
+    padded,
+)
+from gpuperf.kernels.flash_attention import attention_ref as reference_attention
+from gpuperf.runtime import DEVICE
+
+#: Value the padding around an output starts with: anything else there was written by the kernel.
+GUARD = -31337.0
+KEY_MASK_SLIP = (
+    "keys past the end of the sequence get the score 0 instead of -inf, so they take weight "
+    "from the real keys: set s to -inf where offs_n >= seq_len (the key mask), before the max"
+)
+
+
+def unmasked_keys_output(q, k, v, block_n=16):
+    """The output of a kernel that loads the padding keys as 0 but forgets to mask their scores."""
+    n = k.shape[-2]
+    pad = (-n) % block_n
+    if pad == 0:
+        return None
+    zeros = torch.zeros(*k.shape[:-2], pad, k.shape[-1], device=k.device, dtype=k.dtype)
+    return reference_attention(q, torch.cat([k, zeros], -2), torch.cat([v, zeros], -2))
+
+
+def guarded_forward(kernel, q, k, v, causal, block_m=16, block_n=16):
+    """(o, L) from the student's kernel on padded copies of q, k, v, o and L."""
+    batch, heads, n, d = q.shape
+    pad = 2 * max(block_m, block_n) * d
+    q, k, v = (padded(t.contiguous(), pad) for t in (q, k, v))
+    o = padded(torch.zeros_like(q), pad, fill=GUARD)
+    lse = padded(torch.full((batch, heads, n), float("nan"), device=q.device), pad, fill=GUARD)
+    grid = (triton.cdiv(n, block_m), batch * heads)
+    call(
+        "_attn_fwd_kernel",
+        lambda: kernel[grid](
+            q, k, v, o, lse, n, 1.0 / math.sqrt(d), n * d, d,
+            IS_CAUSAL=bool(causal), BLOCK_M=block_m, BLOCK_N=block_n, HEAD_DIM=d,
+            DOT_PRECISION="ieee",
+        ),
+    )  # fmt: skip
+    check_padding("o", o)
+    check_padding("L", lse)
+    return o, lse
+
+
+def q1(env):
+    integrity_check()
+    online_softmax = answer(env, "online_softmax")
+    online_softmax_stats = answer(env, "online_softmax_stats")
+    rng = np.random.default_rng(4)
+    x = np.concatenate(
+        [
+            rng.normal(0, 3, (3, 50)),
+            rng.choice([-1e4, 1e4], size=(2, 50)) + rng.normal(0, 1, (2, 50)),
+            np.linspace(-1e4, 1e4, 50)[None, :],
+        ]
+    )
+    for block_size in (1, 7, 16, 64):
+        check_tensor(
+            f"online_softmax(x, {block_size}) (scores up to ±1e4)",
+            call("online_softmax", online_softmax, x, block_size),
+            attention.softmax(x),
+            atol=1e-9,
+            rtol=1e-7,
+        )
+        stats = call("online_softmax_stats", online_softmax_stats, x, block_size)
+        check_true(
+            type(stats) is tuple and len(stats) == 2,
+            "online_softmax_stats should return a tuple (m, ell)",
+        )
+        check_tensor(
+            f"ell (block_size={block_size})",
+            stats[1],
+            np.exp(x - x.max(axis=1, keepdims=True)).sum(axis=1),
+            atol=1e-9,
+            rtol=1e-9,
+        )
+
+
+def q2(env):
+    integrity_check()
+    kernel = answer(env, "_attn_fwd_kernel")
+    gen = torch.Generator().manual_seed(2)
+    for b, h, n, d, causal in [(2, 1, 33, 32, True), (1, 1, 16, 16, True), (1, 2, 50, 16, False)]:
+        q, k, v = (torch.randn(b, h, n, d, generator=gen).to(DEVICE) * 2 for _ in range(3))
+        s = q @ k.transpose(-1, -2) / d**0.5
+        if causal:
+            future = torch.ones(n, n, dtype=torch.bool, device=DEVICE).triu(1)
+            s = s.masked_fill(future, float("-inf"))
+        o, lse = guarded_forward(kernel, q, k, v, causal)
+        slip = None if causal else unmasked_keys_output(q, k, v)
+        check_attention(
+            f"o (batch {b}, heads {h}, seq {n}, d {d}, causal={causal})",
+            o,
+            reference_attention(q, k, v, is_causal=causal),
+            block_m=16,
+            lse=lse,
+            lse_expected=torch.logsumexp(s, dim=-1),
+            max_scores=s.amax(dim=-1),
+            slips={KEY_MASK_SLIP: slip} if slip is not None else None,
+        )
+    # the launcher and the autograd wrapper: one forward of their own for each inspection
+    q, k, v = (torch.randn(1, 2, 24, 16, generator=gen).to(DEVICE) for _ in range(3))
+    result = call("flash_attention_forward", answer(env, "flash_attention_forward"), q, k, v)
+    check_true(
+        type(result) is tuple and len(result) == 2,
+        "flash_attention_forward should return the tuple (o, L)",
+    )
+    check_attention("o (your launcher)", result[0], reference_attention(q, k, v), block_m=16)
+    wrapper = answer(env, "LabFlashAttention")
+    q_leaf = q.detach().clone().requires_grad_()
+    out = call("LabFlashAttention.apply", wrapper.apply, q_leaf, k, v)
+    saved = out.grad_fn.saved_tensors if getattr(out, "grad_fn", None) is not None else ()
+    check_true(
+        len(saved) == 5 and tuple(saved[4].shape) == (1, 2, 24),
+        "LabFlashAttention must save q, k, v, o and L (shaped like q without its last dim)",
+    )
+
+
+def q3(env):
+    integrity_check()
+    backward = answer(env, "flash_attention_backward")
+    gen = torch.Generator().manual_seed(5)
+    for b, h, n, d, causal in [(2, 1, 33, 32, True), (1, 2, 24, 16, False)]:
+        q, k, v, do = (torch.randn(b, h, n, d, generator=gen).to(DEVICE) for _ in range(4))
+        qg, kg, vg = (t.clone().requires_grad_() for t in (q, k, v))
+        o = reference_attention(qg, kg, vg, is_causal=causal)  # a forward of its own
+        o.backward(do)
+        s = q @ k.transpose(-1, -2) / d**0.5
+        if causal:
+            future = torch.ones(n, n, dtype=torch.bool, device=DEVICE).triu(1)
+            s = s.masked_fill(future, float("-inf"))
+        grads = call(
+            "flash_attention_backward",
+            backward,
+            q, k, v, o.detach(), torch.logsumexp(s, dim=-1), do, causal,
+        )  # fmt: skip
+        check_true(
+            type(grads) is tuple and len(grads) == 3,
+            "flash_attention_backward should return the tuple (dq, dk, dv)",
+        )
+        for name, got, want, what in [
+            ("dv", grads[2], vg.grad, "key"),
+            ("dq", grads[0], qg.grad, "query"),
+            ("dk", grads[1], kg.grad, "key"),
+        ]:
+            check_attention(
+                f"{name} (batch {b}, heads {h}, seq {n}, d {d}, causal={causal})",
+                got,
+                want,
+                block_m=16,
+                rows=what,
+                atol=1e-4,
+                rtol=1e-3,
+            )

@@ -1,0 +1,93 @@
+"""Hidden checks of lab 5 (autograder only; the master's ``# HIDDEN`` cells run them).
+
+Each ``qN(env)`` takes the student's answers, and nothing else, from the notebook namespace
+``env``: numpy, the reference measurements and every cost model are imported here, so a notebook
+that redefines ``np`` or ``REF_LATENCY`` cannot change what its answers are compared with. The
+fits are checked on timings *predicted* by the model, never on invented measurements.
+"""
+
+import numpy as np
+
+from gpuperf import measurements, memory
+from gpuperf.grading import answer, call, check_close, check_true, integrity_check
+from gpuperf.kernels.copy import copy_cost
+
+
+def q1(env):
+    integrity_check()
+    warp_sectors = answer(env, "warp_sectors")
+    sector_efficiency = answer(env, "sector_efficiency")
+    for args in [(8, 0, 4), (3, 5, 2), (16, 3, 1), (1, 3, 8), (2, 1, 16), (64, 0, 4)]:
+        ref = memory.coalescing(stride=args[0], offset=args[1], element_bytes=args[2])
+        check_close(
+            f"warp_sectors{args}", call("warp_sectors", warp_sectors, *args), ref.transactions
+        )
+        check_close(
+            f"sector_efficiency{args}",
+            call("sector_efficiency", sector_efficiency, *args),
+            ref.efficiency,
+        )
+
+
+def q2(env):
+    integrity_check()
+    copy_bytes = answer(env, "copy_bytes")
+    for n, stride, size, precision in [
+        (4096, 1, 4, "fp32"),
+        (777, 2, 2, "fp16"),
+        (5000, 64, 4, "fp32"),
+        (100, 4, 4, "fp32"),
+    ]:
+        ref = copy_cost(n, precision, stride=stride)
+        check_close(
+            f"copy_bytes({n}, {stride}, {size})",
+            call("copy_bytes", copy_bytes, n, stride, size),
+            ref.bytes_read + ref.bytes_written,
+            unit="B",
+        )
+    strided, coalesced = (copy_cost(2**20, "fp32", stride=s) for s in (8, 1))
+    check_close(
+        "predicted_slowdown",
+        answer(env, "predicted_slowdown"),
+        (strided.bytes_read + strided.bytes_written)
+        / (coalesced.bytes_read + coalesced.bytes_written),
+    )
+
+
+def q3(env):
+    integrity_check()
+    # check data: model-predicted times with a fixed ±3 % pattern of "noise" (not measurements)
+    sizes = np.geomspace(1e3, 1e9, 13)
+    times = memory.transfer_time(sizes, 900e9, 5e-6) * (1 + 0.03 * np.sin(np.arange(13)))
+    ref = memory.fit_transfer_model(sizes, times)
+    fit = call("fit_latency_bandwidth", answer(env, "fit_latency_bandwidth"), sizes, times)
+    check_true(
+        type(fit) is tuple and len(fit) == 2,
+        "fit_latency_bandwidth should return the tuple (latency_s, bandwidth)",
+    )
+    check_close("latency_s (noisy check data)", fit[0], ref.latency_s, rtol=1e-4, unit="s")
+    check_close("bandwidth (noisy check data)", fit[1], ref.bandwidth, rtol=1e-4, unit="B/s")
+
+
+def q4(env):
+    integrity_check()
+    t0 = measurements.find("CPU ↔ GPU round-trip latency", "H100-SXM").value
+    w = measurements.find("CPU → GPU copy", "H100-SXM").value
+    check_close(
+        "n_90",
+        answer(env, "n_90"),
+        9 * memory.half_bandwidth_size(w, t0),
+        unit="B",
+        hints={1 / 9: "solve n / (t0 + n/W) = 0.9 W for n"},
+    )
+    check_close(
+        "batching_speedup",
+        answer(env, "batching_speedup"),
+        1000 * memory.transfer_time(4096, w, t0) / memory.transfer_time(4_096_000, w, t0),
+    )
+    check_close(
+        "implied_latency_s",
+        answer(env, "implied_latency_s"),
+        measurements.LATENCY_BOUND_BELOW_BYTES / w,
+        unit="s",
+    )

@@ -1,0 +1,31 @@
+"""Grading a class: every submission in its own sandbox, tests in a process it cannot reach.
+
+``python -m gpuperf.grading grade LAB_DIR SUBMISSIONS_DIR --out OUT_DIR [--jobs N]
+[--timeout S] [--memory MB]`` grades one lab for a whole class and writes
+``OUT_DIR/<lab>/grades.csv``. How it works, one module per step:
+
+* :mod:`.grade`: the command; finds the submissions, runs them in parallel, writes the CSV;
+* :mod:`.tester`: grades one submission in a fresh, trusted process: the instructor's tests
+  and references, the student's answers fetched as data;
+* :mod:`.student`: that process's handle on the sandboxed notebook (time limits, restarts);
+* :mod:`.runner`: what runs inside the sandbox: the notebook, cell by cell;
+* :mod:`.sandbox`: bubblewrap (or a documented fallback) and resource limits;
+* :mod:`.wire`: the data-only encoding of answers;
+* :mod:`.canary`: notices a notebook that replaced checking functions.
+
+The student's code never shares a process with the tests, so patching ``isclose``, otter,
+``gpuperf.grading`` or the tests on disk cannot change a grade; the canary still reports it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+__all__ = ["main"]
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """``python -m gpuperf.grading grade ...`` (see :mod:`gpuperf.classroom.grade`)."""
+    from .grade import main as grade_main  # imported here: ``-m gpuperf.classroom.tester``
+
+    return grade_main(argv)

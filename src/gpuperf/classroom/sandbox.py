@@ -1,0 +1,228 @@
+"""One sandbox per submission: what the student's code can see, reach and spend.
+
+Each submission's notebook runs in a process tree of its own, started by
+:func:`runner_process`, under one of two mechanisms chosen at run time by :func:`mechanism`:
+
+``bwrap`` (bubblewrap, the sandbox Flatpak uses; ``apt-get install bubblewrap``)
+    New user, PID, network, IPC, UTS and cgroup namespaces: no network at all, no view of other
+    processes (``/proc/<ppid>/cwd`` leads nowhere), running as ``nobody`` with no capabilities
+    and no way to create further namespaces.
+    The file system is built from scratch: the system's ``/usr`` and a few files of ``/etc``,
+    the Python installation and its ``site-packages``, and the directory gpuperf is imported
+    from, all read-only; a private, empty scratch directory as ``$HOME`` and working directory
+    (the only writable place besides a fresh ``/tmp``). The instructor's lab folders, the hidden
+    tests, other students' submissions and results are not mounted, so they do not exist
+    inside. Killing the sandbox's first process tears the whole namespace down.
+
+``fallback`` (no working bwrap)
+    A separate session and process group, the same resource limits, a private scratch
+    directory as working directory, a *copy* of the gpuperf package first on ``PYTHONPATH``
+    (so appending to its source changes only this submission's copy) and a minimal
+    environment, as the grading user. It does **not** isolate the network,
+    the file system (anything the grading user can read, the student's code can read, including
+    the hidden tests; anything it can write, it can overwrite) or other processes (a student's
+    process can signal or trace the grader's when they run as the same user, and a process that
+    calls ``setsid`` survives the kill). The trusted tests never run in the sandbox in either
+    mode, so what the fallback fails to hide cannot change a grade computed afterwards by
+    :mod:`gpuperf.classroom.tester`; it can leak hidden tests and disturb concurrent runs.
+
+In both modes the limits are rlimits set before the sandbox starts (``RLIMIT_AS`` for memory,
+``RLIMIT_CPU`` for CPU time, ``RLIMIT_FSIZE`` for files, no core dumps) and inherited by every
+process inside; the wall-clock limit is enforced from outside by the grader, which kills the
+whole sandbox with SIGKILL.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import os
+import resource
+import shutil
+import subprocess
+import sys
+import sysconfig
+from dataclasses import dataclass
+from pathlib import Path
+
+#: Where the scratch directory appears inside the bwrap sandbox.
+SANDBOX_HOME = "/home/student"
+#: Files and folders of /etc the notebook needs (dynamic linker, fonts, time zone).
+ETC = (
+    "/etc/ld.so.cache",
+    "/etc/ld.so.conf",
+    "/etc/ld.so.conf.d",
+    "/etc/alternatives",
+    "/etc/fonts",
+    "/etc/localtime",
+    "/etc/mime.types",
+)
+NOBODY = 65534
+
+
+@dataclass(frozen=True)
+class Limits:
+    """Resource limits of one sandbox: memory (MiB of address space), CPU seconds, file MiB."""
+
+    memory_mb: int = 4096
+    cpu_s: int = 600
+    file_mb: int = 1024
+
+    def apply(self) -> None:
+        """Set the rlimits in this process (called between fork and exec)."""
+        memory = self.memory_mb * 2**20
+        resource.setrlimit(resource.RLIMIT_AS, (memory, memory))
+        resource.setrlimit(resource.RLIMIT_CPU, (self.cpu_s, self.cpu_s + 5))
+        size = self.file_mb * 2**20
+        resource.setrlimit(resource.RLIMIT_FSIZE, (size, size))
+        resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+
+
+@functools.cache
+def mechanism() -> str:
+    """``"bwrap"`` if bubblewrap works here (tried once), else ``"fallback"``.
+
+    ``GPUPERF_SANDBOX=fallback`` forces the fallback (the tests use it to check both).
+    """
+    if os.environ.get("GPUPERF_SANDBOX", "") == "fallback":
+        return "fallback"
+    if shutil.which("bwrap") is None:
+        return "fallback"
+    probe = [*_bwrap_args(Path("/tmp")), "true"]
+    try:
+        ok = subprocess.run(probe, capture_output=True, timeout=30).returncode == 0
+    except (OSError, subprocess.SubprocessError):
+        ok = False
+    return "bwrap" if ok else "fallback"
+
+
+def _python_roots() -> list[Path]:
+    """Folders the interpreter and the packages it imports live in (read-only in the sandbox)."""
+    candidates = {Path(sys.prefix), Path(sys.base_prefix), Path(sys.executable).resolve().parent}
+    for key in ("stdlib", "platstdlib", "purelib", "platlib"):
+        candidates.add(Path(sysconfig.get_paths()[key]))
+    for entry in sys.path:
+        if entry and Path(entry).is_dir():
+            candidates.add(Path(entry).resolve())
+    import gpuperf
+
+    candidates.add(Path(gpuperf.__file__).resolve().parent)
+    # never mount a repository root (it holds the labs and their hidden tests), nor /
+    roots = sorted(
+        p.resolve()
+        for p in candidates
+        if p.exists()
+        and p != Path("/")
+        and not (p / ".git").exists()
+        and not (p / "labs").exists()
+    )
+    kept: list[Path] = []  # outermost folders only
+    for path in roots:
+        if not any(path.is_relative_to(k) for k in kept):
+            kept.append(path)
+    return kept
+
+
+def _bwrap_args(scratch: Path) -> list[str]:
+    args = [
+        shutil.which("bwrap") or "bwrap",
+        "--unshare-all",
+        "--unshare-user",
+        "--uid",
+        str(NOBODY),
+        "--gid",
+        str(NOBODY),
+    ]
+    args += ["--disable-userns", "--die-with-parent", "--new-session", "--clearenv"]
+    args += ["--ro-bind", "/usr", "/usr", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"]
+    for name in ("bin", "lib", "lib64", "sbin"):
+        path = Path("/") / name
+        if path.is_symlink():
+            args += ["--symlink", os.readlink(path), str(path)]
+        elif path.is_dir():
+            args += ["--ro-bind", str(path), str(path)]
+    for path in ETC:
+        if Path(path).exists():
+            args += ["--ro-bind", path, path]
+    for root in _python_roots():
+        if not root.is_relative_to("/usr"):
+            args += ["--ro-bind", str(root), str(root)]
+    args += ["--bind", str(scratch), SANDBOX_HOME, "--chdir", SANDBOX_HOME]
+    return args
+
+
+def _environment(home: str) -> dict[str, str]:
+    return {
+        "HOME": home,
+        "PATH": f"{Path(sys.executable).parent}:/usr/local/bin:/usr/bin:/bin",
+        "LANG": "C.UTF-8",
+        "MPLBACKEND": "Agg",
+        "MPLCONFIGDIR": f"{home}/.config/matplotlib",
+        "TRITON_CACHE_DIR": f"{home}/.triton",
+        "CUDA_VISIBLE_DEVICES": "",
+        "OMP_NUM_THREADS": "1",
+        "PYTHONDONTWRITEBYTECODE": "1",
+        "PYTHONIOENCODING": "utf-8",
+    }
+
+
+def runner_process(scratch: Path, limits: Limits, kind: str | None = None) -> subprocess.Popen:
+    """Start :mod:`gpuperf.classroom.runner` for one submission in a sandbox of ``kind``.
+
+    ``scratch`` is the submission's private, empty folder; the notebook's output log is
+    written there (``output.log``). The returned process talks the runner's protocol on its
+    stdin and stdout; killing its process group (see :func:`kill`) ends the sandbox.
+    """
+    kind = kind or mechanism()
+    scratch.mkdir(parents=True, exist_ok=True)
+    runner = ["-m", "gpuperf.classroom.runner"]
+    if kind == "bwrap":
+        env = _environment(SANDBOX_HOME)
+        command = _bwrap_args(scratch)
+        for key, value in env.items():
+            command += ["--setenv", key, value]
+        command += [sys.executable, "-s", *runner, f"{SANDBOX_HOME}/output.log"]
+        preexec, env_outside, cwd = limits.apply, {}, str(scratch)
+    elif kind == "fallback":
+        package = scratch.parent / f"{scratch.name}-gpuperf"
+        if not package.exists():
+            import gpuperf
+
+            shutil.copytree(Path(gpuperf.__file__).parent, package / "gpuperf")
+        env_outside = _environment(str(scratch)) | {"PYTHONPATH": str(package)}
+        command = [sys.executable, "-s", *runner, str(scratch / "output.log")]
+        preexec = limits.apply
+        cwd = str(scratch)
+    else:
+        raise ValueError(f"sandbox kind {kind!r} is not one of 'bwrap', 'fallback'")
+    # the sandbox's own error messages (bwrap's) go next to the scratch folder, outside it
+    with open(scratch.parent / f"{scratch.name}-sandbox.log", "ab") as errors:
+        return subprocess.Popen(
+            command,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=errors,
+            cwd=cwd,
+            env=env_outside,
+            preexec_fn=preexec,
+            start_new_session=True,
+        )
+
+
+def kill(process: subprocess.Popen) -> None:
+    """SIGKILL the sandbox's whole process group and reap it (idempotent)."""
+    import signal
+
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(process.pid, signal.SIGKILL)
+    for stream in (process.stdin, process.stdout):
+        try:
+            if stream is not None:
+                stream.close()
+        except OSError:
+            pass
+    with contextlib.suppress(subprocess.TimeoutExpired):
+        process.wait(timeout=10)
+
+
+__all__ = ["Limits", "kill", "mechanism", "runner_process"]

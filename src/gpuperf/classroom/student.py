@@ -1,0 +1,332 @@
+"""The trusted grader's handle on one sandboxed notebook: run its cells, fetch its answers.
+
+:class:`Notebook` starts the runner (:mod:`gpuperf.classroom.runner`) in a sandbox, sends it
+the submission's code cells one at a time and then asks it for the names the tests need. Every
+request has a time limit enforced *here*, outside the sandbox: a cell that loops
+(``while True: pass``, a ``try/except`` retry loop, ``sum(range(10**13))`` in C, a notebook
+that ignores ``SIGALRM``) is ended by killing the whole sandbox. A notebook that dies
+(``os._exit``, a crash, the memory limit) is noticed the same way. Either way the next request
+starts a fresh sandbox and replays the cells that had completed, so one bad cell costs only the
+answers that depend on it.
+
+Answers come back as data (:mod:`gpuperf.classroom.wire`). The student's functions stay in the
+sandbox: the tests get a :class:`Remote` proxy whose calls run there, with the arguments the
+test chose, and return data again.
+"""
+
+from __future__ import annotations
+
+import builtins
+import os
+import re
+import selectors
+import time
+from pathlib import Path
+from typing import Any
+
+from . import sandbox, wire
+
+#: Cells that only call otter's checks: not run while grading (the tests run outside).
+CHECK_CELL = re.compile(r"^grader\.(check|check_all|export)\([^()]*\)\s*$")
+
+
+class NotebookDiedError(RuntimeError):
+    """The sandboxed notebook stopped answering (killed, crashed, broke the protocol)."""
+
+
+class StudentError(Exception):
+    """An exception raised by the student's code, whose type is not a built-in one."""
+
+
+def _exception(error: Any) -> BaseException:
+    if not isinstance(error, dict):
+        return StudentError(str(error)[:500])
+    name, message = str(error.get("type", "Exception")), str(error.get("message", ""))
+    cls = getattr(builtins, name, None)
+    if (
+        isinstance(cls, type)
+        and issubclass(cls, Exception)
+        and cls not in (StopIteration, StopAsyncIteration)
+    ):
+        try:
+            return cls(message)
+        except Exception:
+            pass
+    return StudentError(f"{name}: {message}" if message else name)
+
+
+class Notebook:
+    """One submission's sandboxed notebook, restarted and replayed after a timeout or a crash."""
+
+    def __init__(
+        self,
+        scratch: Path,
+        limits: sandbox.Limits,
+        *,
+        deadline: float,
+        cell_limit_s: float,
+        kind: str | None = None,
+        log: Any = None,
+    ) -> None:
+        self.scratch = scratch
+        self.limits = limits
+        self.deadline = deadline
+        self.cell_limit_s = cell_limit_s
+        self.kind = kind or sandbox.mechanism()
+        self.log = log or (lambda message: None)
+        self.process: Any = None
+        self.buffer = b""
+        self.completed: list[tuple[int, str]] = []  # (cell index, source) that ran to the end
+        self.restarts = 0
+
+    # ------------------------------------------------------------------------- process
+
+    def remaining(self) -> float:
+        return self.deadline - time.monotonic()
+
+    def _start(self) -> None:
+        if self.remaining() <= 0:
+            raise NotebookDiedError("the time limit for this submission was reached")
+        self.buffer = b""
+        self.process = sandbox.runner_process(self.scratch, self.limits, self.kind)
+        reply = self._receive(min(self.remaining(), 120.0), "starting the notebook's sandbox")
+        if not reply.get("ready"):
+            self.stop()
+            raise NotebookDiedError("the sandbox started but did not say it was ready")
+
+    def stop(self) -> None:
+        if self.process is not None:
+            sandbox.kill(self.process)
+            self.process = None
+
+    def _ensure(self) -> None:
+        """A live sandbox whose notebook has run every completed cell again."""
+        if self.process is not None:
+            return
+        self._start()
+        if self.restarts or self.completed:
+            self.log(f"fresh sandbox: replaying {len(self.completed)} completed cells")
+        self.restarts += 1
+        replayed = []
+        for index, source in self.completed:
+            reply = self._request(
+                {"op": "exec", "source": source}, self.cell_limit_s, f"cell {index}"
+            )
+            if reply.get("_failed"):
+                self.log(f"cell {index} did not finish when replayed: {reply['_failed']}")
+                continue
+            replayed.append((index, source))
+        self.completed = replayed
+
+    def _receive(self, limit_s: float, what: str) -> dict[str, Any]:
+        stream = self.process.stdout
+        end = time.monotonic() + max(0.0, min(limit_s, self.remaining()))
+        with selectors.DefaultSelector() as selector:
+            selector.register(stream, selectors.EVENT_READ)
+            while b"\n" not in self.buffer:
+                left = end - time.monotonic()
+                if left <= 0 or not selector.select(left):
+                    self.stop()
+                    raise TimeoutError(
+                        f"{what} ran for more than {limit_s:.0f} s and was stopped"
+                        if limit_s <= self.remaining() + 1
+                        else f"{what} was stopped: the time limit for this submission was reached"
+                    )
+                chunk = os.read(stream.fileno(), 1 << 20)
+                if not chunk:
+                    code = self.process.poll()
+                    self.stop()
+                    raise NotebookDiedError(
+                        f"the notebook's process ended (exit code {code}) during {what}"
+                    )
+                self.buffer += chunk
+                if len(self.buffer) > wire.MAX_MESSAGE_BYTES:
+                    self.stop()
+                    raise NotebookDiedError(
+                        f"the notebook sent more than {wire.MAX_MESSAGE_BYTES} bytes"
+                    )
+        line, self.buffer = self.buffer.split(b"\n", 1)
+        try:
+            return wire.loads(line)
+        except wire.WireError as error:
+            self.stop()
+            raise NotebookDiedError(f"the notebook broke the grading protocol: {error}") from None
+
+    def _request(self, message: dict[str, Any], limit_s: float, what: str) -> dict[str, Any]:
+        """Send one request; a timeout or death becomes ``{"_failed": reason}``, not an error."""
+        try:
+            self.process.stdin.write(wire.dumps(message))
+            self.process.stdin.flush()
+            return self._receive(limit_s, what)
+        except (TimeoutError, NotebookDiedError) as error:
+            return {"_failed": str(error), "_timeout": isinstance(error, TimeoutError)}
+        except OSError as error:  # broken pipe: it died before reading
+            self.stop()
+            return {"_failed": f"the notebook's process ended during {what} ({error})"}
+        except BaseException:  # e.g. gpuperf.grading.call's SIGALRM: the reply is lost
+            self.stop()
+            raise
+
+    # ------------------------------------------------------------------------- cells
+
+    def run_cells(self, cells: list[str], budget_end: float) -> list[str]:
+        """Run the code cells in order (each within the cell limit, all before ``budget_end``);
+        return one line of notes per cell that failed, timed out or killed the process."""
+        notes = []
+        for index, source in enumerate(cells):
+            if not source.strip() or CHECK_CELL.match(source.strip()):
+                continue
+            if time.monotonic() >= budget_end or self.remaining() <= 0:
+                notes.append(f"cell {index} and later were not run: time limit")
+                break
+            try:
+                self._ensure()
+            except (NotebookDiedError, TimeoutError) as error:
+                notes.append(f"cell {index} was not run: {error}")
+                break
+            limit = min(self.cell_limit_s, budget_end - time.monotonic())
+            reply = self._request({"op": "exec", "source": source}, limit, f"cell {index}")
+            if "_failed" in reply:
+                notes.append(f"cell {index}: {reply['_failed']}")
+                self.log(f"cell {index}: {reply['_failed']}")
+                continue
+            self.completed.append((index, source))
+            if not reply.get("ok"):
+                error = reply.get("error") or {}
+                notes.append(
+                    f"cell {index} raised {error.get('type')}: {error.get('message', '')[:200]}"
+                )
+        return notes
+
+    # ------------------------------------------------------------------------- answers
+
+    def ask(self, message: dict[str, Any], what: str, written: Any = None) -> Any:
+        """Send a request about the notebook's answers; return the decoded value or raise what
+        the student's code raised (a timeout as TimeoutError, a dead notebook as RuntimeError)."""
+        try:
+            self._ensure()
+        except NotebookDiedError as error:
+            raise RuntimeError(str(error)) from None
+        reply = self._request(message, self.cell_limit_s, what)
+        if "_failed" in reply:
+            if reply.get("_timeout"):
+                raise TimeoutError(reply["_failed"])
+            raise RuntimeError(reply["_failed"])
+        if not reply.get("ok"):
+            raise _exception(reply.get("error"))
+        try:
+            if written is not None:
+                written(reply)
+            return wire.decode(reply.get("value"), self._proxy)
+        except wire.WireError as error:
+            raise RuntimeError(f"{what} returned something that is not data: {error}") from None
+
+    def _proxy(self, handle: wire.Handle) -> Remote:
+        cls = RemoteFunction if handle.is_callable else Remote
+        return cls(self, handle, self.restarts)
+
+    def get(self, name: str) -> Any:
+        return self.ask({"op": "get", "name": name}, f"reading `{name}`")
+
+    def canary(self) -> tuple[dict[str, Any], bool]:
+        self._ensure()
+        reply = self._request({"op": "canary"}, self.cell_limit_s, "the canary")
+        if "_failed" in reply or not reply.get("ok"):
+            return {"error": str(reply.get("_failed") or reply.get("error"))}, False
+        return reply.get("value"), bool(reply.get("torch"))
+
+
+class Remote:
+    """The grader's stand-in for an object that lives in the sandbox (a handle)."""
+
+    def __init__(self, notebook: Notebook, handle: wire.Handle, generation: int) -> None:
+        self._notebook, self._handle, self._generation = notebook, handle, generation
+
+    def _ask(self, message: dict[str, Any], what: str, written: Any = None) -> Any:
+        if self._notebook.restarts != self._generation or self._notebook.process is None:
+            raise RuntimeError(
+                f"this {self._handle.type_name} belonged to a notebook process that was stopped"
+            )
+        target = {"~": "handle", "id": self._handle.id, "type": "", "call": False}
+        return self._notebook.ask(message | {"target": target}, what, written)
+
+    def _encode(self, value: Any) -> Any:
+        def handle(obj: Any) -> wire.Handle:
+            if isinstance(obj, Remote):
+                return obj._handle
+            raise wire.WireError(f"a {type(obj).__name__} cannot be passed to the notebook")
+
+        return wire.encode(value, handle)
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("__") or name.startswith("_"):
+            raise AttributeError(name)
+        return self._ask({"op": "getattr", "attr": name}, f"reading `.{name}`")
+
+    def __getitem__(self, key: Any) -> Any:
+        return self._ask({"op": "getitem", "key": self._encode(key)}, "indexing")
+
+    def __len__(self) -> int:
+        return int(self._ask({"op": "unary", "fn": "len"}, "len()"))
+
+    def __float__(self) -> float:
+        return float(self._ask({"op": "unary", "fn": "float"}, "float()"))
+
+    def __int__(self) -> int:
+        return int(self._ask({"op": "unary", "fn": "int"}, "int()"))
+
+    def __bool__(self) -> bool:
+        return bool(self._ask({"op": "unary", "fn": "bool"}, "bool()"))
+
+    def __iter__(self) -> Any:
+        return iter(self._ask({"op": "unary", "fn": "list"}, "iterating"))
+
+    def __repr__(self) -> str:
+        return f"<{self._handle.type_name} object of the notebook>"
+
+
+class RemoteFunction(Remote):
+    """A callable of the notebook (a function, a class, a kernel launcher)."""
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        message = {
+            "op": "call",
+            "args": [self._encode(a) for a in args],
+            "kwargs": {k: self._encode(v) for k, v in kwargs.items()},
+        }
+        return self._ask(
+            message,
+            f"calling the notebook's {self._handle.type_name}",
+            lambda reply: _write_back(reply, args, kwargs),
+        )
+
+
+def _write_back(reply: dict[str, Any], args: tuple, kwargs: dict[str, Any]) -> None:
+    """Copy what the notebook's call wrote into tensor arguments back into the test's tensors
+    (a kernel writes its output in place), whole buffers for views (guard cells included)."""
+    import torch
+
+    after = reply.get("args") or []
+    pairs = [(a, b) for a, b in zip(args, after, strict=False) if b is not None]
+    pairs += [(kwargs[k], v) for k, v in (reply.get("kwargs") or {}).items() if k in kwargs]
+    for original, data in pairs:
+        if not isinstance(original, torch.Tensor):
+            continue
+        new = wire.decode(data, device=original.device)
+        target = original
+        if original._base is not None and new._base is not None:
+            target, new = original._base, new._base
+        if target.shape != new.shape:
+            raise wire.WireError("a tensor argument came back with another shape")
+        with torch.no_grad():
+            target.copy_(new.to(target.dtype))
+
+
+__all__ = [
+    "CHECK_CELL",
+    "Notebook",
+    "NotebookDiedError",
+    "Remote",
+    "RemoteFunction",
+    "StudentError",
+]

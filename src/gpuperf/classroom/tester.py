@@ -1,0 +1,487 @@
+"""Grade one submission: trusted tests, in a clean process, on answers fetched from a sandbox.
+
+``python -m gpuperf.classroom.tester`` is started once per submission by
+:mod:`gpuperf.classroom.grade` (a fresh process each time, so nothing one submission does can
+persist into the next). It
+
+1. reads the submission (``nbformat``) and refuses it, with the reason, when it is unreadable or
+   its otter metadata names another lab or no lab;
+2. builds the *reference namespace* from the instructor's copy of the lab (never from the
+   submission): every top-level statement of the handed-out notebook that contains no ``...``
+   placeholder is run here, so names such as ``np``, ``OPS``, ``CHIPS``, ``DEVICE`` or
+   ``attention_ref`` mean what the instructor wrote, whatever the student redefined them to;
+   names assigned by a statement with a placeholder are the *answers*;
+3. runs the submission's code cells in a sandbox (:mod:`gpuperf.classroom.student`), each
+   under a time limit enforced from outside;
+4. runs each question's tests (the instructor's ``autograder/tests/q*.py``, otter's OK format)
+   with Python's doctest *in this process*, answers fetched from the sandbox as data and the
+   student's functions called there through proxies: the student's code cannot patch the
+   checks, the tests, or this process;
+5. compares the sandbox's :func:`~gpuperf.classroom.canary.fingerprint` with this process's: a
+   notebook that replaced ``isclose``, ``assert_close``, otter's ``run_doctest`` or a
+   ``gpuperf.grading`` check is reported as "tampering detected";
+6. writes ``results.json`` after every question (so a run killed at the outer time limit keeps
+   what completed), ``feedback.txt`` (public tests' messages only: a hidden test says "passed"
+   or "failed", never its code or output) and ``grading.log``.
+
+Points follow otter's rules for OK-format tests: a question's points are split equally between
+its test cases unless a case states its own points.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import builtins
+import contextlib
+import doctest
+import io
+import json
+import os
+import re
+import sys
+import tempfile
+import time
+import warnings
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from . import canary, sandbox
+from .student import CHECK_CELL, Notebook
+
+MAX_OUTPUT_CHARS = 4000
+MAX_LOG_BYTES = 2**20
+
+
+@dataclass
+class Case:
+    """One test case of a question: doctest code, whether it is hidden, its points."""
+
+    code: str
+    hidden: bool
+    points: float
+
+
+def _natural(path: Path) -> tuple[int, str]:
+    digits = re.sub(r"\D", "", path.stem)
+    return (int(digits) if digits else 0, path.stem)
+
+
+def load_tests(tests_dir: Path) -> dict[str, list[Case]]:
+    """Question → its cases, from otter OK-format files ``q1.py``, ... (instructor's copy)."""
+    questions: dict[str, list[Case]] = {}
+    for path in sorted(tests_dir.glob("*.py"), key=_natural):
+        namespace: dict[str, Any] = {}
+        exec(compile(path.read_text(), str(path), "exec"), namespace)
+        spec = namespace["test"]
+        cases = spec["suites"][0]["cases"]
+        total = spec.get("points")
+        stated = [c.get("points") for c in cases]
+        if isinstance(total, list):
+            stated, total = list(total), None
+        fixed = sum(p for p in stated if p is not None)
+        free = sum(p is None for p in stated)
+        if total is not None:
+            share = (total - fixed) / free if free else 0.0
+        else:
+            share = 1 / free if free and fixed == 0 else 0.0
+        questions[spec["name"]] = [
+            Case(c["code"], bool(c.get("hidden", True)), float(p if p is not None else share))
+            for c, p in zip(cases, stated, strict=True)
+        ]
+    return questions
+
+
+class AnswerNamespace(dict):
+    """The namespace a test runs in: the instructor's references, then the notebook's answers.
+
+    Names the references define are looked up here; any other name (``add_intensity``,
+    ``roof``) is fetched from the sandboxed notebook the first time a test reads it, as data or
+    as a proxy for a function (:class:`~gpuperf.classroom.student.Remote`). Built-in names are
+    never fetched. ``globals()`` inside a test is this object, so hidden tests that take answers
+    with ``env[name]``, ``name in env`` or ``env.get(name)`` get them the same way.
+    """
+
+    def __init__(self, references: dict[str, Any], notebook: Notebook) -> None:
+        super().__init__(references)
+        self._notebook = notebook
+        self._missing: set[str] = set()
+
+    def __missing__(self, name: str) -> Any:
+        if (
+            not isinstance(name, str)
+            or name.startswith("__")
+            or hasattr(builtins, name)
+            or name in self._missing
+        ):
+            raise KeyError(name)
+        try:
+            value = self._notebook.get(name)
+        except NameError:
+            self._missing.add(name)
+            raise KeyError(name) from None
+        self[name] = value
+        return value
+
+    def __contains__(self, name: object) -> bool:
+        if dict.__contains__(self, name):
+            return True
+        try:
+            self[name]
+        except KeyError:
+            return False
+        return True
+
+    def get(self, name: Any, default: Any = None) -> Any:
+        try:
+            return self[name]
+        except KeyError:
+            return default
+
+
+def _has_placeholder(node: ast.AST) -> bool:
+    return any(isinstance(n, ast.Constant) and n.value is Ellipsis for n in ast.walk(node))
+
+
+def _bound_names(node: ast.AST) -> set[str]:
+    """Names a statement binds or fills in: ``x = ...``, ``def f``, ``import m``, and the
+    containers of ``d[k] = ...`` / ``obj.attr = ...`` (a dict the student completes)."""
+    names = set()
+    for sub in ast.walk(node):
+        if isinstance(sub, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            names.add(sub.name)
+        elif isinstance(sub, ast.Name) and isinstance(sub.ctx, ast.Store):
+            names.add(sub.id)
+        elif isinstance(sub, ast.Subscript | ast.Attribute) and isinstance(sub.ctx, ast.Store):
+            base = sub.value
+            while isinstance(base, ast.Subscript | ast.Attribute):
+                base = base.value
+            if isinstance(base, ast.Name):
+                names.add(base.id)
+        elif isinstance(sub, ast.Import | ast.ImportFrom):
+            names.update((a.asname or a.name).split(".")[0] for a in sub.names)
+    return names
+
+
+def _loaded_names(node: ast.AST) -> set[str]:
+    return {
+        n.id for n in ast.walk(node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)
+    }
+
+
+def reference_namespace(template: Path) -> tuple[dict[str, Any], set[str]]:
+    """(names the instructor's handed-out notebook defines, names the student's notebook gives).
+
+    The student's names are those bound by a statement with a ``...`` placeholder, and, to a
+    fixed point, by any statement that reads one of them (a launcher the handout gives around
+    the student's kernel, a loop over the student's dict): those come from the sandbox. Every
+    other top-level statement of the handout runs here, one at a time; one that fails is
+    skipped.
+    """
+    import nbformat
+    from IPython.core.inputtransformer2 import TransformerManager
+
+    transform = TransformerManager().transform_cell
+    statements: list[ast.stmt] = []
+    for cell in nbformat.read(template, as_version=4).cells:
+        if cell.cell_type != "code" or CHECK_CELL.match(cell.source.strip()):
+            continue
+        try:
+            statements += ast.parse(transform(cell.source)).body
+        except SyntaxError:
+            continue
+    answers: set[str] = set()
+    for statement in statements:
+        if _has_placeholder(statement):
+            answers |= _bound_names(statement)
+    given = [s for s in statements if not _has_placeholder(s)]
+    changed = True
+    while changed:
+        changed = False
+        for statement in given:
+            if _loaded_names(statement) & answers and not _bound_names(statement) <= answers:
+                answers |= _bound_names(statement)
+                changed = True
+    answers.discard("grader")
+    namespace: dict[str, Any] = {"__name__": "__main__", "__builtins__": builtins}
+    sink = io.StringIO()
+    with (
+        contextlib.redirect_stdout(sink),
+        contextlib.redirect_stderr(sink),
+        warnings.catch_warnings(),
+    ):
+        warnings.simplefilter("ignore")
+        for statement in given:
+            bound = _bound_names(statement)
+            if "grader" in bound or _loaded_names(statement) & answers:
+                continue  # the otter grader object is not needed; the rest needs answers
+            module = ast.Module(body=[statement], type_ignores=[])
+            try:
+                exec(compile(module, str(template), "exec"), namespace)
+            except BaseException:  # a statement that fails without the student's answers
+                continue
+    with contextlib.suppress(Exception):
+        import matplotlib.pyplot as plt
+
+        plt.close("all")
+    for name in answers:
+        namespace.pop(name, None)
+    return namespace, answers
+
+
+def run_case(name: str, code: str, globs: dict[str, Any]) -> tuple[bool, str]:
+    """Run one doctest case like otter's ``run_doctest``: (passed, doctest's report)."""
+    examples = doctest.DocTestParser().parse(code, name)
+    test = doctest.DocTest(
+        [e for e in examples if isinstance(e, doctest.Example)], globs, name, None, None, code
+    )
+    test.globs = globs  # DocTest keeps a plain-dict copy; the tests need the namespace itself
+    runner = doctest.DocTestRunner(verbose=False)
+    report = io.StringIO()
+    with contextlib.redirect_stdout(report), contextlib.redirect_stderr(report):
+        runner.run(test, clear_globs=False, out=report.write)
+    return runner.failures == 0, report.getvalue()
+
+
+class Grader:
+    """Grades one submission; every outcome lands in ``out_dir`` (see the module docstring)."""
+
+    def __init__(
+        self,
+        lab_dir: Path,
+        submission: Path,
+        student: str,
+        out_dir: Path,
+        *,
+        timeout_s: float,
+        cell_timeout_s: float,
+        limits: sandbox.Limits,
+    ) -> None:
+        self.lab_dir, self.lab = lab_dir, lab_dir.name
+        self.submission, self.student, self.out_dir = submission, student, out_dir
+        self.start = time.monotonic()
+        self.deadline = self.start + timeout_s
+        self.cell_timeout_s = cell_timeout_s
+        self.limits = limits
+        self.kind = sandbox.mechanism()
+        self.questions = load_tests(lab_dir / "autograder" / "tests")
+        self.log_lines: list[str] = []
+        self.result: dict[str, Any] = {
+            "student": student,
+            "lab": self.lab,
+            "submission": str(submission),
+            "sandbox": self.kind,
+            "status": "UNGRADED",
+            "reason": "grading did not finish",
+            "complete": False,
+            "notes": [],
+            "tampering": [],
+            "questions": {
+                q: {"score": 0.0, "max_score": sum(c.points for c in cases), "cases": []}
+                for q, cases in self.questions.items()
+            },
+        }
+
+    def log(self, message: str) -> None:
+        self.log_lines.append(f"[{time.monotonic() - self.start:7.1f} s] {message}")
+
+    def save(self) -> None:
+        self.out_dir.mkdir(parents=True, exist_ok=True)
+        scores = [q["score"] for q in self.result["questions"].values()]
+        self.result["total"] = sum(scores)
+        self.result["max_total"] = sum(q["max_score"] for q in self.result["questions"].values())
+        temporary = self.out_dir / "results.json.tmp"
+        temporary.write_text(json.dumps(self.result, indent=1))
+        temporary.replace(self.out_dir / "results.json")
+        (self.out_dir / "grading.log").write_text("\n".join(self.log_lines) + "\n")
+
+    def refuse(self, reason: str) -> None:
+        self.result.update(status="UNGRADED", reason=reason, complete=True)
+        self.log(f"UNGRADED: {reason}")
+        self.save()
+        self.write_feedback()
+
+    def read_cells(self) -> list[str] | None:
+        import nbformat
+
+        try:
+            notebook = nbformat.read(self.submission, as_version=4)
+        except Exception as error:
+            self.refuse(f"notebook unreadable: {type(error).__name__}: {str(error)[:200]}")
+            return None
+        otter = notebook.metadata.get("otter")
+        name = otter.get("assignment_name") if isinstance(otter, dict) else None
+        if name is None:
+            self.refuse(
+                "missing otter metadata: the notebook has no metadata.otter.assignment_name "
+                f"(expected {self.lab!r}); was it made from the handed-out notebook?"
+            )
+            return None
+        if name != self.lab:
+            self.refuse(f"wrong lab: the notebook is {name!r}, this is {self.lab!r}")
+            return None
+        return [c.source for c in notebook.cells if c.cell_type == "code"]
+
+    def grade(self) -> None:
+        self.log(f"grading {self.submission} for {self.lab} in a {self.kind} sandbox")
+        cells = self.read_cells()
+        if cells is None:
+            return
+        references, answers = reference_namespace(self.lab_dir / "student" / f"{self.lab}.ipynb")
+        self.log(f"answers taken from the notebook: {sorted(answers)}")
+        # hidden tests load ``hidden_tests.py`` from the working directory: the instructor's copy
+        os.chdir(self.lab_dir / "autograder")
+        with tempfile.TemporaryDirectory(prefix="gpuperf-grade-") as tmp:
+            notebook = Notebook(
+                Path(tmp) / "scratch",
+                self.limits,
+                deadline=self.deadline,
+                cell_limit_s=self.cell_timeout_s,
+                kind=self.kind,
+                log=self.log,
+            )
+            try:
+                self._grade(notebook, cells, references)
+            except Exception as error:  # keep what was graded; say what went wrong
+                self.log(f"grading stopped: {type(error).__name__}: {error}")
+                self.result["notes"].append(
+                    f"grading stopped early: {type(error).__name__}: {error}"
+                )
+                self.save()
+                self.write_feedback()
+            finally:
+                notebook.stop()
+                for name, target in [
+                    ("scratch/output.log", "output.log"),
+                    ("scratch-sandbox.log", "sandbox.log"),
+                ]:
+                    path = Path(tmp) / name
+                    if path.is_file() and path.stat().st_size:
+                        with path.open("rb") as source:
+                            (self.out_dir / target).write_bytes(source.read(MAX_LOG_BYTES))
+
+    def _grade(self, notebook: Notebook, cells: list[str], references: dict[str, Any]) -> None:
+        # the notebook gets at most 70 % of the time; the tests need the rest
+        budget_end = self.start + 0.7 * (self.deadline - self.start)
+        try:
+            notebook._ensure()
+        except Exception as error:
+            self.refuse(f"the sandbox did not start: {error}")
+            return
+        # the sandbox's own view of the gpuperf sources before any student code ran
+        baseline, _ = notebook.canary()
+        # (only in the fallback, where the sources are a private, writable copy: under bwrap
+        # they are mounted read-only, and the instructor may edit the originals meanwhile)
+        sources = {k: v for k, v in baseline.items() if k.endswith(" sha256")}
+        notes = notebook.run_cells(cells, budget_end)
+        self.result["notes"] += notes
+        self.result.update(status="GRADED", reason="")
+        self.save()
+        for question, cases in self.questions.items():
+            entry = self.result["questions"][question]
+            for index, case in enumerate(cases):
+                passed, report = self._run_case(notebook, references, f"{question} {index}", case)
+                entry["cases"].append(
+                    {
+                        "hidden": case.hidden,
+                        "points": case.points,
+                        "passed": passed,
+                        "output": "" if passed else report[-MAX_OUTPUT_CHARS:],
+                    }
+                )
+                entry["score"] += case.points if passed else 0.0
+            self.log(f"{question}: {entry['score']:g}/{entry['max_score']:g}")
+            self.save()
+        try:
+            fingerprint, has_torch = notebook.canary()
+        except Exception as error:  # the time limit was reached first: say so, do not guess
+            fingerprint, has_torch = None, False
+            self.result["notes"].append(f"the canary could not run: {error}")
+        changed = []
+        if fingerprint is not None and "error" in fingerprint:
+            # the notebook's process hung or died while probing its checking functions
+            changed = [f"the canary did not answer: {fingerprint['error']}"]
+        elif fingerprint is not None:
+            expected = canary.fingerprint(include_torch=has_torch)
+            expected = {k: v for k, v in expected.items() if not k.endswith(" sha256")}
+            if self.kind != "bwrap":
+                expected |= sources
+            changed = canary.differences(expected, fingerprint)
+        if changed:
+            self.result["tampering"] = changed
+            self.result.update(status="UNGRADED", reason=f"tampering detected: {changed[0]}")
+            self.log("tampering detected:\n  " + "\n  ".join(changed))
+        if notebook.remaining() <= 0:
+            self.result["notes"].append("the time limit was reached while grading")
+        self.result["complete"] = True
+        self.save()
+        self.write_feedback()
+
+    def _run_case(
+        self, notebook: Notebook, references: dict[str, Any], name: str, case: Case
+    ) -> tuple[bool, str]:
+        globs = AnswerNamespace(references, notebook)
+        try:
+            return run_case(name, case.code, globs)
+        except BaseException as error:  # a test must never take the grader down
+            return False, f"the test stopped: {type(error).__name__}: {error}"
+
+    def write_feedback(self) -> None:
+        """What the student may see: scores, public cases' messages, hidden cases' verdicts."""
+        result = self.result
+        lines = [f"{self.lab} · {self.student}"]
+        if result["status"] == "UNGRADED":
+            lines.append(f"Not graded: {result['reason']}")
+        else:
+            lines.append(f"Score: {result.get('total', 0):g} / {result.get('max_total', 0):g}")
+        for note in result["notes"]:
+            lines.append(f"Note: {note}")
+        for question, entry in result["questions"].items():
+            lines.append("")
+            lines.append(f"{question}: {entry['score']:g} / {entry['max_score']:g}")
+            for number, case in enumerate(entry["cases"], start=1):
+                kind = "hidden test" if case["hidden"] else "public test"
+                verdict = "passed" if case["passed"] else "failed"
+                lines.append(f"  {kind} {number}: {verdict}")
+                if not case["passed"] and not case["hidden"]:
+                    lines += ["    " + line for line in case["output"].strip().splitlines()]
+        (self.out_dir / "feedback.txt").write_text("\n".join(lines) + "\n")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m gpuperf.classroom.tester")
+    parser.add_argument("lab_dir", type=Path)
+    parser.add_argument("submission", type=Path)
+    parser.add_argument("student")
+    parser.add_argument("out_dir", type=Path)
+    parser.add_argument("--timeout", type=float, required=True)
+    parser.add_argument("--cell-timeout", type=float, required=True)
+    parser.add_argument("--memory", type=int, required=True)
+    args = parser.parse_args(argv)
+    grader = Grader(
+        args.lab_dir,
+        args.submission,
+        args.student,
+        args.out_dir,
+        timeout_s=args.timeout,
+        cell_timeout_s=args.cell_timeout,
+        limits=sandbox.Limits(memory_mb=args.memory, cpu_s=int(args.timeout) + 10),
+    )
+    grader.grade()
+    return 0
+
+
+__all__ = [
+    "AnswerNamespace",
+    "Case",
+    "Grader",
+    "load_tests",
+    "main",
+    "reference_namespace",
+    "run_case",
+]
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,183 @@
+# ruff: noqa: E501  (the strings are notebook cells, kept as a student would write them)
+"""Regression submissions for lab 1: honest ones and every attack on the grader seen so far.
+
+Each recipe says how to build a notebook from the lab's own files (``base``: the solutions in
+the student layout, ``"solution"``, or the handed-out notebook, ``"student"``), which answer
+cells to replace (``answers``: question → new source of the cell before its ``grader.check``),
+which cells to insert right after a question's check cell (``after``: question → list of
+sources; ``"start"`` inserts after the imports cell) and what grading must give (``expect``:
+status, per-question scores or total, and text that must appear in the tampering report or
+notes). ``tests/test_classroom.py`` builds the notebooks and grades them all in one class.
+"""
+
+LOOP = "while True:\n    pass\n"
+
+# every checking function the tests rely on, replaced by one that always agrees
+PATCH_EVERYTHING = """
+import math, numpy as np, torch, gpuperf.grading as g
+import otter.test_files.ok_test as ok_test
+for _name in ["check_close", "check_choice", "check_mapping", "check_tensor", "check_true",
+              "check_attention", "answered", "answer", "call", "run_hidden", "integrity_check"]:
+    setattr(g, _name, lambda *a, **k: None)
+math.isclose = lambda *a, **k: True
+np.isclose = lambda *a, **k: True
+np.allclose = lambda *a, **k: True
+torch.testing.assert_close = lambda *a, **k: None
+ok_test.run_doctest = lambda *a, **k: (True, "")
+"""
+
+# the tests on disk, other students' results, the course package: rewrite whatever is reachable
+REWRITE_FILES = """
+import glob, json, os
+fake = "OK_FORMAT = True\\ntest = {'name': 'q1', 'points': 2, 'suites': [{'cases': [], 'scored': True, 'setup': '', 'teardown': '', 'type': 'doctest'}]}\\n"
+reached = []
+for pattern in ["tests/*.py", "../tests/*.py", "{labs}/*/autograder/tests/*.py", "{labs}/*/autograder/hidden_tests.py"]:
+    for path in glob.glob(pattern):
+        try:
+            open(path, "w").write(fake); reached.append(path)
+        except OSError:
+            pass
+try:
+    import gpuperf.grading as g
+    open(g.__file__, "a").write("\\ndef check_close(*a, **k):\\n    return None\\n"); reached.append(g.__file__)
+except OSError:
+    pass
+full = {"tests": [{"name": f"q{i}", "score": 2, "max_score": 2} for i in range(1, 6)],
+        "questions": {f"q{i}": {"score": 2.0, "max_score": 2.0, "cases": []} for i in range(1, 6)},
+        "status": "GRADED", "reason": "", "complete": True, "total": 10, "max_total": 10}
+for proc in glob.glob("/proc/[0-9]*/cwd"):
+    for path in glob.glob(proc + "/**/results.json", recursive=True) + [proc + "/results.json"]:
+        if os.path.realpath(path).startswith(os.getcwd()):
+            continue  # this submission's own scratch folder
+        try:
+            open(path, "w").write(json.dumps(full)); reached.append(path)
+        except OSError:
+            pass
+print("rewrote", reached)
+"""
+
+# answers whose repr/str/float read the hidden tests, and compare equal to anything
+LEAK = """
+import glob
+class Leak(float):
+    def _read(self):
+        text = ""
+        patterns = ["{labs}/*/autograder/hidden_tests.py", "{labs}/*/autograder/tests/*.py",
+                    "../**/hidden_tests.py", "/tmp/**/hidden_tests.py", "/proc/1/cwd/**/*.py"]
+        for path in [p for pattern in patterns for p in glob.glob(pattern, recursive=True)]:
+            try:
+                text += open(path).read()
+            except OSError:
+                pass
+        return text or "nothing to leak"
+    def __repr__(self):
+        return self._read()
+    __str__ = __repr__
+    def __eq__(self, other):
+        return True
+    __hash__ = float.__hash__
+add_intensity = dot_intensity = matmul_intensity = Leak(1.0)
+t_math_s = t_comms_s = lower_s = Leak(1.0)
+bound = type("Bound", (str,), {"__eq__": lambda s, o: True, "__hash__": str.__hash__, "__repr__": Leak._read})("memory")
+"""
+
+REDEFINE_REFERENCES = """
+import types
+np = types.SimpleNamespace(isclose=lambda *a, **k: True, allclose=lambda *a, **k: True, logspace=lambda *a, **k: [0.0])
+OPS = {}
+CHIPS = []
+CHIP_PRECISION = {}
+DEVICE = "meta"
+verdicts = {}
+critical_bf16 = {}
+def attention_ref(*a, **k):
+    return None
+"""
+
+RECIPES = {
+    # ---------------------------------------------------------------- honest submissions
+    "master": {"base": "solution", "expect": {"status": "GRADED", "total": 10}},
+    "untouched": {"base": "student", "expect": {"status": "GRADED", "total": 0}},
+    "half_right": {
+        "base": "solution",
+        "answers": {
+            # forgot the output bytes
+            "q1": "N = 2**20\nadd_intensity = N / (2 * 4 * N)\ndot_intensity = (2 * 4096 - 1) / "
+            "(2 * 4096 * 2)\nmatmul_intensity = 2 * 4096**3 / (2 * 2 * 4096**2)\n",
+            # a cell that never ends (stopped from outside; the rest still graded)
+            "q3": LOOP,
+            # everything memory-bound
+            "q5": "verdicts = {(o, c): 'memory' for o in OPS for c in CHIP_PRECISION}\n",
+        },
+        "expect": {
+            "status": "GRADED",
+            "scores": {"q1": 0, "q2": 2, "q3": 0, "q4": 2, "q5": 0},
+            "notes": ["was stopped"],
+        },
+    },
+    # ---------------------------------------------------------------- attacks
+    "patch_checks": {
+        "base": "student",
+        "after": {"start": [PATCH_EVERYTHING]},
+        "expect": {
+            "status": "UNGRADED",
+            "reason": "tampering detected",
+            "total": 0,
+            "tampering": [
+                "math.isclose",
+                "np.isclose",
+                "np.allclose",
+                "check_close",
+                "torch.testing.assert_close",
+                "otter run_doctest",
+                "gpuperf.grading.run_hidden",
+            ],
+        },
+    },
+    "patch_inside_a_function": {
+        "base": "student",
+        "answers": {
+            "q4": "import math\ndef roof(intensity, chip_name, precision):\n"
+            "    math.isclose = lambda *a, **k: True\n    return 0.0\n",
+        },
+        "expect": {"status": "UNGRADED", "reason": "tampering detected", "total": 0},
+    },
+    "rewrite_files": {
+        "base": "student",
+        "after": {"start": [REWRITE_FILES]},
+        "expect": {"status": "GRADED", "total": 0},
+    },
+    "redefine_references": {
+        "base": "student",
+        "after": {"q5": [REDEFINE_REFERENCES]},
+        "expect": {"status": "GRADED", "total": 0},
+    },
+    "leak_hidden_tests": {
+        "base": "student",
+        "answers": {"q1": LEAK},
+        "expect": {"status": "GRADED", "total": 0},
+    },
+    "crashes_and_hangs": {
+        "base": "solution",
+        "after": {
+            # the process exits, then is killed; the answers before survive
+            "q1": ["import os\nos._exit(0)\n"],
+            "q3": ["import os, signal\nos.kill(os.getpid(), signal.SIGKILL)\n"],
+            "start": ["import signal\nsignal.signal(signal.SIGALRM, signal.SIG_IGN)\n"],
+        },
+        "answers": {
+            # a memory hog: MemoryError under the sandbox's limit; q2's answers never defined
+            "q2": "hog = [bytearray(2**30) for _ in range(64)]\n",
+            # a long call into C
+            "q4": "total = sum(range(10**13))\n",
+            # a retry loop that swallows the interruption
+            "q5": "import time\nwhile True:\n    try:\n        time.sleep(0.01)\n"
+            "    except BaseException:\n        pass\n",
+        },
+        "expect": {
+            "status": "GRADED",
+            "scores": {"q1": 2, "q2": 0, "q3": 2, "q4": 0, "q5": 0},
+            "notes": ["process ended", "was stopped", "MemoryError"],
+        },
+    },
+}

@@ -1,0 +1,107 @@
+"""The book's own Sphinx extension (gpuperf.bookext), on small synthetic pages: no book build.
+
+The full effect — page weights, the downloads, the PDF — is checked on the real build by
+test_book.py and test_browser.py.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import zipfile
+
+import nbformat
+
+from gpuperf import bookext
+
+PNG = base64.b64encode(b"\x89PNG\r\n\x1a\n fake frame").decode()
+PNG2 = base64.b64encode(b"\x89PNG\r\n\x1a\n other frame").decode()
+
+
+def scrubber_page() -> str:
+    data = json.dumps({"frames": {"0": PNG, "1": PNG2}, "notes": {"0": "a", "1": "b"}})
+    return (
+        '<html><head><script src="../_static/scripts/fontawesome.js?digest=1"></script>'
+        '<script defer="defer" src="../_static/mathjax/tex-chtml.js"></script></head><body>'
+        f'<img class="gpuperf-scrubber-frame" alt="x" src="data:image/png;base64,{PNG}">'
+        f"<script>(function () {{ var data = {data};\n"
+        '  image.src = "data:image/png;base64," + data.frames[key]; })();</script>'
+        "</body></html>"
+    )
+
+
+def test_frames_become_files_loaded_on_demand(tmp_path):
+    html = bookext.externalize_frames(scrubber_page(), "chapters/x.html", tmp_path)
+    assert "base64," not in html.split("<script>")[1]  # no frame left inline in the data
+    assert "image.src = data.frames[key]" in html
+    files = sorted((tmp_path / "_images" / "frames").iterdir())
+    assert len(files) == 2  # the first frame, shown twice before, is stored once
+    assert {f.read_bytes() for f in files} == {base64.b64decode(PNG), base64.b64decode(PNG2)}
+    url = f"../_images/frames/{files[0].name}"
+    assert url in html or f"../_images/frames/{files[1].name}" in html
+    assert 'src="data:' not in html
+    # idempotent: a second pass (an incremental build) changes nothing
+    assert bookext.externalize_frames(html, "chapters/x.html", tmp_path) == html
+
+
+def test_unknown_scripts_are_left_alone(tmp_path):
+    page = '<script>var data = {"frames": {"0": "abc"}}; show(data.frames[k]);</script>'
+    assert bookext.externalize_frames(page, "x.html", tmp_path) == page
+
+
+def test_icon_script_and_needless_mathjax_are_dropped():
+    page = scrubber_page()
+    light = bookext.drop_mathjax_without_math(bookext.drop_fontawesome(page))
+    assert "fontawesome.js" not in light and "tex-chtml.js" not in light
+    with_math = page.replace("<body>", '<body><span class="math notranslate">\\(x\\)</span>')
+    assert "tex-chtml.js" in bookext.drop_mathjax_without_math(with_math)
+
+
+def test_images_load_lazily_once():
+    html = '<img src="a.png"><img loading="eager" src="b.png">'
+    lazy = bookext.lazy_images(html)
+    assert (
+        lazy
+        == '<img loading="lazy" decoding="async" src="a.png"><img loading="eager" src="b.png">'
+    )
+    assert bookext.lazy_images(lazy) == lazy
+
+
+def test_notebooks_zip_strips_outputs_and_adds_lab_tests(tmp_path):
+    src = tmp_path / "src"
+    (src / "labs" / "lab1" / "student" / "tests").mkdir(parents=True)
+    nb = nbformat.v4.new_notebook()
+    cell = nbformat.v4.new_code_cell("print(1)")
+    cell.outputs = [nbformat.v4.new_output("stream", text="1\n")]
+    cell.execution_count = 3
+    nb.cells = [cell]
+    nbformat.write(nb, src / "labs" / "lab1" / "student" / "lab1.ipynb")
+    (src / "labs" / "lab1" / "student" / "tests" / "q1.py").write_text("OK = 1\n")
+    target = tmp_path / "out" / "nb.zip"
+    names = bookext.write_notebooks_zip(src, ["intro", "labs/lab1/student/lab1"], target)
+    assert names == [
+        "gpuperf-notebooks/labs/lab1/student/lab1.ipynb",
+        "gpuperf-notebooks/labs/lab1/student/tests/q1.py",
+    ]
+    with zipfile.ZipFile(target) as archive:
+        stripped = nbformat.reads(archive.read(names[0]).decode(), as_version=4)
+        assert stripped.cells[0].outputs == [] and stripped.cells[0].execution_count is None
+        assert archive.read(names[1]) == b"OK = 1\n"
+    first = target.read_bytes()
+    bookext.write_notebooks_zip(src, ["intro", "labs/lab1/student/lab1"], target)
+    assert target.read_bytes() == first  # same notebooks, same bytes
+
+
+def test_print_page_rebases_links_and_strings_articles(tmp_path):
+    (tmp_path / "chapters").mkdir()
+    (tmp_path / "intro.html").write_text(
+        '<html><head><link href="_static/a.css"></head><body><article class="bd-article">'
+        "<h1>Intro</h1></article></body></html>"
+    )
+    (tmp_path / "chapters" / "c.html").write_text(
+        '<html><head></head><body><article class="bd-article" role="main">'
+        '<img loading="lazy" src="../_images/f.png"><a href="#s">s</a></article></body></html>'
+    )
+    page = bookext.print_page(tmp_path, ["intro", "chapters/c"])
+    assert page.index("<h1>Intro</h1>") < page.index('src="_images/f.png"')
+    assert 'href="#s"' in page and 'loading="eager"' in page and "_static/a.css" in page
