@@ -417,7 +417,9 @@ def kwargs_for(fn: Any) -> st.SearchStrategy:
     ]
     required, optional = {}, {}
     for p in parameters:
-        strategy = by_name(p.name) or by_annotation(p.annotation)
+        strategy = by_name(p.name)  # a strategy is always truthy: test for None, not `or`
+        if strategy is None:
+            strategy = by_annotation(p.annotation)
         (required if p.default is p.empty else optional)[p.name] = strategy
     return st.fixed_dictionaries(required, optional=optional)
 

@@ -199,6 +199,50 @@ def test_pcie_bandwidths_match_the_generation_table():
         pcie_bandwidth(4, 3)
 
 
+def test_unified_l1_shared_memory_per_sm_follows_the_programming_guide():
+    kib = {c.name: c.l1_shared_memory_per_sm_bytes // 1024 for c in chips() if c.is_gpu}
+    expected = {"T4": 96, "V100": 128, "A10G": 128, "L4": 128, "RTX-4090": 128}
+    expected |= {"A100-40GB": 192, "A100-80GB": 192, "B200": 256}
+    expected |= {"H100-SXM": 256, "H100-PCIe": 256, "H200": 256}
+    assert {name: kib[name] for name in expected} == expected
+    for the_chip in chips():
+        if the_chip.is_gpu:
+            assert the_chip.shared_memory_per_sm_bytes < the_chip.l1_shared_memory_per_sm_bytes
+            assert "CUDAPG" in the_chip.sources
+        else:
+            assert the_chip.l1_shared_memory_per_sm_bytes is None
+    with pytest.raises(ValueError, match="must be ≤ l1_shared_memory_per_sm_bytes=131072"):
+        chip("a100").replace(l1_shared_memory_per_sm_bytes=128 * 1024)
+    with pytest.raises(ValueError, match="missing: l1_shared_memory_per_sm_bytes"):
+        chip("h100").replace(l1_shared_memory_per_sm_bytes=None)
+
+
+def test_tpu_ici_links_are_numbers_consistent_with_the_text():
+    for the_chip in chips():
+        links, per_link = the_chip.interconnect_links, the_chip.interconnect_link_bandwidth
+        if the_chip.is_gpu:
+            assert links is None and per_link is None
+            assert the_chip.pairwise_link_bandwidth() == the_chip.interconnect_bandwidth
+            continue
+        assert links * per_link == pytest.approx(the_chip.interconnect_bandwidth)
+        assert f"{links} links × {per_link / 1e9:g} GB/s per direction" in the_chip.interconnect
+        assert the_chip.pairwise_link_bandwidth() == per_link
+    assert chip("v5e").interconnect_link_bandwidth == 50e9
+    assert chip("v5p").interconnect_links == 6
+
+
+def test_ici_link_fields_are_validated():
+    v5e = chip("v5e")
+    with pytest.raises(ValueError, match="must equal interconnect_bandwidth=2e\\+11"):
+        v5e.replace(interconnect_link_bandwidth=45e9)
+    with pytest.raises(ValueError, match="both be given or both be None"):
+        v5e.replace(interconnect_links=None)
+    with pytest.raises(ValueError, match="interconnect_links=0 must be an integer ≥ 1"):
+        v5e.replace(interconnect_links=0)
+    with pytest.raises(ValueError, match="needs an interconnect"):
+        chip("t4").replace(interconnect_links=1, interconnect_link_bandwidth=1e9)
+
+
 def test_link_bandwidths_are_per_direction():
     assert chip("h100").interconnect_bandwidth == pytest.approx(450e9)
     assert chip("a100").interconnect_bandwidth == pytest.approx(300e9)

@@ -44,3 +44,30 @@ def test_heavy_modules_fail_with_an_install_hint():
     )
     out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True).stdout
     assert "needs 'matplotlib': pip install matplotlib" in out
+
+
+def test_require_rejects_a_missing_module_name():
+    import pytest
+
+    from gpuperf.runtime import require
+
+    for bad in (None, "", 3):
+        with pytest.raises(TypeError, match="module="):
+            require(bad)
+
+
+def test_device_is_the_kernels_device():
+    """``DEVICE`` is where kernels accept their inputs: the interpreter's CPU without a GPU."""
+    import pytest
+
+    pytest.importorskip("torch")
+    from gpuperf import runtime
+    from gpuperf.kernels._common import expected_device
+
+    assert runtime.DEVICE == runtime.default_device() == expected_device()
+    if runtime.has_cuda_gpu() and not runtime.interpreting():
+        assert runtime.DEVICE == "cuda"
+    else:
+        assert runtime.DEVICE == "cpu"
+    with pytest.raises(AttributeError):
+        runtime.NOT_A_NAME  # noqa: B018

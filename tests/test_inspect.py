@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from importlib.metadata import version
 
 import pytest
@@ -129,6 +130,41 @@ def test_bad_requests_are_rejected():
         gi.compile_kernel("matmul", BLOCK_Q=16)
     with pytest.raises(ValueError, match="num_warps=3 must be a power of two"):
         gi.compile_kernel("matmul", num_warps=3)
+
+
+@pytest.mark.parametrize(
+    ("kernel", "settings", "error", "message"),
+    [
+        # 0 is a bad value, not a request for the default.
+        ("matmul", {"num_warps": 0}, ValueError, r"num_warps=0 must be a power of two"),
+        ("matmul", {"num_stages": 0}, ValueError, r"num_stages=0 must be an integer ≥ 1 and ≤ 8"),
+        ("matmul", {"num_stages": 1000}, ValueError, r"num_stages=1000"),
+        ("matmul", {"BLOCK_M": 48}, ValueError, r"BLOCK_M=48 must be a power of two ≥ 16"),
+        ("divergence_split", {"ITERS": 20000}, ValueError, r"ITERS=20000 must be .* ≤ 256"),
+        ("flash_attention_fwd", {"IS_CAUSAL": "no"}, TypeError, r"IS_CAUSAL='no'"),
+    ],
+)
+def test_nonsense_settings_are_refused_before_compiling(kernel, settings, error, message):
+    with pytest.raises(error, match=message):
+        gi.compile_kernel(kernel, "sm_80", **settings)
+
+
+@pytest.mark.parametrize(
+    ("kernel", "target", "settings", "why"),
+    [
+        ("flash_attention_fwd", "sm_75", {"BLOCK_M": 256, "BLOCK_N": 256, "BLOCK_D": 256}, "1536"),
+        ("matmul_naive", "sm_80", {"BLOCK_N": 1024, "BLOCK_K": 1024}, "1048576 elements"),
+    ],
+)
+def test_register_hungry_tiles_are_explained_in_seconds_not_compiled(
+    kernel, target, settings, why
+):
+    """Such tiles made ptxas run for minutes (> 150 s for this FlashAttention on sm_75)."""
+    start = time.perf_counter()
+    report = gi.compile_kernel(kernel, target, **settings)
+    assert time.perf_counter() - start < 30
+    assert not report.compiled and not report.fits and report.modelled
+    assert why in report.explanation and "not compiled (course model)" in report.explanation
 
 
 def test_table_lists_every_report(reports):

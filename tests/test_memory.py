@@ -175,7 +175,8 @@ def test_a100_and_h100_ladders_use_the_chip_table():
     by_name = dict(zip(names, ladder, strict=True))
     assert by_name["registers"].capacity_bytes == 65536 * 4 * 132  # 256 KB per SM
     assert by_name["registers"].bandwidth_bytes_per_s is None
-    assert by_name["shared memory / L1"].capacity_bytes == 228 * 1024 * 132
+    # The whole unified L1/shared SRAM (256 KB per SM on CC 9.0), not the 228 KB carve-out.
+    assert by_name["shared memory / L1"].capacity_bytes == 256 * 1024 * 132
     assert by_name["shared memory / L1"].bandwidth_bytes_per_s == pytest.approx(33.4e12, rel=0.01)
     assert by_name["L2"].capacity_bytes == 50 * 2**20
     assert by_name["L2"].bandwidth_bytes_per_s == 12e12
@@ -186,6 +187,7 @@ def test_a100_and_h100_ladders_use_the_chip_table():
     # A100: shared memory ~19.5 TB/s (the FA1 paper's "around 19TB/s").
     a100 = memory.bandwidth_ladder("A100-40GB")
     assert a100[1].bandwidth_bytes_per_s == pytest.approx(19.5e12, rel=0.01)
+    assert a100[1].capacity_bytes == 192 * 1024 * 108  # the FA1 paper's "192KB ... 108 SMs"
 
 
 def test_ladder_on_chip_levels_get_slower():
@@ -285,3 +287,17 @@ def test_coalescing_warp_is_bounded():
     with pytest.raises(ValueError, match=r"warp_size=100000000 must be an integer ≥ 1 and ≤ 1024"):
         memory.coalescing(warp_size=10**8)
     assert memory.coalescing(warp_size=64).transactions == 8
+
+
+def test_allreduce_algorithm_bandwidth_is_nccls_bus_factor_inverted():
+    # nccl-tests: busbw = algbw · 2(p − 1)/p.
+    assert memory.allreduce_algorithm_bandwidth(480e9, 8) == pytest.approx(480e9 * 8 / 14)
+    assert memory.allreduce_algorithm_bandwidth(100e9, 2) == pytest.approx(100e9)
+    for p in (2, 3, 8, 128, 4096):
+        algbw = memory.allreduce_algorithm_bandwidth(1.0, p)
+        assert algbw * 2 * (p - 1) / p == pytest.approx(1.0)
+        assert 0.5 < algbw <= 1.0
+    with pytest.raises(ValueError, match="ranks=1 must be an integer ≥ 2"):
+        memory.allreduce_algorithm_bandwidth(480e9, 1)
+    with pytest.raises(ValueError, match="bus_bandwidth=0"):
+        memory.allreduce_algorithm_bandwidth(0, 8)

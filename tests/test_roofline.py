@@ -117,6 +117,18 @@ def test_two_chip_matmul_is_compute_bound_above_d_8755():
         assert above.t_comms_s == pytest.approx(2 * b * f / link)
 
 
+def test_tpu_pairwise_split_defaults_to_one_ici_link():
+    # Two v5e chips exchange partial sums over the one 50 GB/s link between them, not over the
+    # four links (200 GB/s) of the chip's torus ports: D > 2 · 1.97e14 / 5e10 = 7880.
+    v5e = chip("v5e")
+    assert roofline.critical_split_dim("v5e") == pytest.approx(2 * 197e12 / 50e9)
+    all_four = roofline.critical_split_dim("v5e", link_bandwidth=v5e.interconnect_bandwidth)
+    assert roofline.critical_split_dim("v5e") == pytest.approx(4 * all_four)
+    bounds = roofline.split_matmul_time_bounds(1024, 8192, 8192, "v5e")
+    assert bounds.bandwidth == v5e.interconnect_link_bandwidth == 50e9
+    assert roofline.critical_split_dim("v5p") == pytest.approx(2 * 459e12 / 100e9)
+
+
 def test_split_matmul_uses_the_chips_own_link_and_refuses_when_there_is_none():
     h100 = roofline.split_matmul_time_bounds(64, 8192, 8192, "h100")
     assert h100.bandwidth == chip("h100").interconnect_bandwidth

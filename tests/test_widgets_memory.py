@@ -101,3 +101,43 @@ def test_ladder_and_link_figures():
     fig = plots.effective_bandwidth_curves({"PCIe": (14.2 * GB, 1.4e-6)}, latency_bound_below=1e6)
     (curve, *_) = fig.axes[0].get_lines()
     assert max(curve.get_ydata()) < 14.2 * GB
+
+
+def test_allreduce_presets_move_messages_at_the_algorithm_bandwidth():
+    # NCCL: busbw = algbw · 2(p − 1)/p. The 8-GPU preset's 480 GB/s bus rate moves a message at
+    # 480 · 8/14 ≈ 274 GB/s, so t₀ · algbw (chapter 5: 3.54 MB) is about half of t₀ · busbw.
+    by_label = {link.label: link for link in wm.presets()}
+    node = by_label["all-reduce, 8 H100 in one node"]
+    nodes = by_label["all-reduce, 16 H100 nodes"]
+    assert (node.ranks, nodes.ranks) == (8, 128)
+    assert node.measured_bandwidth_bytes_per_s == node.bandwidth.value
+    assert node.bandwidth_bytes_per_s == pytest.approx(node.bandwidth.value * 8 / 14)
+    assert nodes.bandwidth_bytes_per_s == pytest.approx(nodes.bandwidth.value * 128 / 254)
+    assert memory.half_bandwidth_size(node.bandwidth_bytes_per_s, node.latency_s) == (
+        pytest.approx(3.54e6, rel=0.005)
+    )
+    assert memory.half_bandwidth_size(nodes.bandwidth_bytes_per_s, nodes.latency_s) == (
+        pytest.approx(39.7e6, rel=0.005)
+    )
+    for link in wm.presets():
+        if link.ranks is None:
+            assert link.bandwidth_bytes_per_s == link.measured_bandwidth_bytes_per_s
+
+
+def test_scrubber_uses_the_message_rate():
+    view_text = wm.TransferView().update(
+        n_bytes=1e6, latency_us=12.9, bandwidth_gb_s=wm.presets()[1].bandwidth_bytes_per_s / GB
+    )
+    assert "half the peak needs 3.54 MB" in view_text
+
+
+def test_hbm_preset_names_both_cards():
+    hbm = wm.presets()[3]
+    assert hbm.latency.chip == "A100-80GB" and hbm.bandwidth.chip == "A100-40GB"
+    assert "80 GB card" in hbm.label and "40 GB card" in hbm.label
+
+
+def test_preset_ranks_are_checked():
+    link = wm.presets()[1]
+    with pytest.raises(ValueError, match="ranks=1"):
+        wm.TransferPreset("x", link.latency, link.bandwidth, ranks=1)

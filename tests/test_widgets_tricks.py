@@ -104,13 +104,22 @@ def test_tiling_view_point_and_gauge_follow_the_calculators():
     view = tiles.TilingView()
     status = view.update(128, 128, 32, "A100-80GB")
     t = tiling.tiled_matmul(4096, 4096, 4096, 128, 128, 32, "fp16")
-    budget = tiling.shared_memory_budget("A100-80GB", 128, 128, 32, "fp16", 3)
+    model = tiling.shared_memory_budget("A100-80GB", 128, 128, 32, "fp16", 3)
+    compiled = tile_reports.tile_report("sm_80", 128, 128, 32)
     assert view.point.get_xdata()[0] == pytest.approx(t.intensity)
-    assert view.bar.get_width() == pytest.approx(budget.fraction_used)
+    # A compiled tile: the gauge is the compiler's bytes (2 buffers on sm_80), not the model's 3.
+    assert compiled.shared_memory_bytes < model.shared_memory_bytes
+    assert view.bar.get_width() == pytest.approx(compiled.shared_memory_bytes / model.limit_bytes)
+    assert view.last["gauge_source"] == "compiler" and view.bar.get_hatch() in ("", None)
     assert "compiled for sm_80" in status
+    assert f"gauge: compiler's {compiled.shared_memory_bytes / 1024:g} KiB" in status
+    # A tile the table has no compile for: the model's three stages, hatched and labelled.
     too_big = view.update(256, 256, 64, "T4")
+    assert view.last["gauge_source"] == "model" and view.bar.get_hatch() == "//"
     assert not view.last["budget"].fits
+    assert view.last["budget"] == view.last["model_budget"]
     assert view.bar.get_width() == pytest.approx(1.5)  # clipped at the axis end
+    assert "gauge: model, 3 full stages = 192 KiB" in too_big
     assert "course model" in too_big or "does not fit" in too_big
 
 

@@ -5,8 +5,8 @@ FLOPs / bytes, decides whether the operation is limited by the chip's math units
 (Williams, Waterman & Patterson 2009; "How to Scale Your Model", ch. 1). The byte counts here are
 the *compulsory* HBM traffic of an ideal implementation: every input read once, every output
 written once, nothing spilled. Real kernels move at least this much; where an implementation
-moves more (unfused ops, standard attention, tiles re-read from HBM), the model for that
-implementation lives beside it (``fused=False`` below, :mod:`gpuperf.attention`,
+moves more (a softmax hand-written as five ops, standard attention, tiles re-read from HBM), the
+model for that implementation lives beside it (``fused=False`` below, :mod:`gpuperf.attention`,
 :mod:`gpuperf.tiling`).
 
 Counting conventions, stated once:
@@ -178,8 +178,9 @@ def batched_matmul(
     )
 
 
-# The naive PyTorch softmax of Triton's fused-softmax tutorial, line by line, as
-# (elements read, elements written) per row element, plus per-row reads/writes:
+# The hand-written five-op softmax of Triton's fused-softmax tutorial ("naive_softmax"), line by
+# line, as (elements read, elements written) per row element, plus per-row reads/writes. Eager
+# torch.softmax is not this: it is one kernel, the one-pass (fused=True) model.
 #   x_max = x.max(dim=1)        read MN, write M
 #   z = x - x_max[:, None]      read MN + M, write MN
 #   numerator = torch.exp(z)    read MN, write MN
@@ -194,20 +195,23 @@ SOFTMAX_FLOPS_PER_ELEMENT = 5
 def softmax(rows: int, cols: int, precision: str = "fp32", *, fused: bool = True) -> OpCost:
     """Row softmax of a (rows, cols) matrix.
 
-    Fused (one kernel, the row kept on chip): read once, write once. Unfused (five separate
-    PyTorch ops): 5·MN + 2M elements read and 3·MN + 2M written, as Triton's fused-softmax
-    tutorial counts them, about 4× the fused traffic.
+    ``fused=True`` (the default) is one kernel that keeps the row on chip: read once, write once.
+    That is what eager ``torch.softmax`` runs, as well as a fused Triton softmax. ``fused=False``
+    is a *hand-written five-op softmax* (max, subtract, exp, sum, divide as separate PyTorch
+    ops, each a kernel that round-trips through HBM): 5·MN + 2M elements read and 3·MN + 2M
+    written, as Triton's fused-softmax tutorial counts its ``naive_softmax``, about 4× the
+    one-pass traffic.
     """
     rows, cols = positive_int("rows", rows), positive_int("cols", cols)
     fused = flag("fused", fused)
     size = bytes_per_element(precision)
     flops = SOFTMAX_FLOPS_PER_ELEMENT * rows * cols
     if fused:
-        return OpCost(flops, rows * cols * size, rows * cols * size, "softmax (fused)")
+        return OpCost(flops, rows * cols * size, rows * cols * size, "softmax (one pass)")
     elements = rows * cols
     reads = _UNFUSED_READS_PER_ELEMENT * elements + _UNFUSED_READS_PER_ROW * rows
     writes = _UNFUSED_WRITES_PER_ELEMENT * elements + _UNFUSED_WRITES_PER_ROW * rows
-    return OpCost(flops, reads * size, writes * size, "softmax (unfused)")
+    return OpCost(flops, reads * size, writes * size, "softmax (hand-written, five ops)")
 
 
 #: mean (1 add), variance (sub, mul, add), normalise (sub, mul), affine (mul, add).

@@ -15,7 +15,15 @@ Conventions, stated once:
 * **Bandwidth** is decimal bytes per second; link bandwidths are *per direction* (NVIDIA quotes
   NVLink and PCIe as the sum of both directions).
 * **Derived values are methods**, not columns: :meth:`Chip.ridge_point`,
-  :meth:`Chip.shared_memory_bandwidth`.
+  :meth:`Chip.shared_memory_bandwidth`, :meth:`Chip.pairwise_link_bandwidth`.
+* **Shared memory has two sizes.** ``shared_memory_per_sm_bytes`` is the largest carve-out a
+  program can ask for; ``l1_shared_memory_per_sm_bytes`` is the whole unified L1/shared-memory
+  SRAM of one SM (CUDA C Programming Guide, compute-capability tables), which L1 always keeps a
+  share of: 164 of 192 KB on an A100, 228 of 256 KB on an H100.
+* **TPU links.** A TPU's ICI row stores the number of links and the bandwidth of one link per
+  direction (``interconnect_links`` × ``interconnect_link_bandwidth`` = ``interconnect_bandwidth``,
+  checked). Two chips exchanging data use the one link between them; a GPU reaches any GPU of its
+  node through the NVSwitches with all its NVLink bandwidth, so its per-link fields are ``None``.
 
 A precision a chip lacks (bf16 on a T4, fp8 on an A100) is absent from its row, and asking for it
 raises ``ValueError``. Unknown names raise ``KeyError`` listing the known ones.
@@ -46,7 +54,8 @@ _T, _G = 1e12, 1e9
 class Chip:
     """One accelerator. All sizes in bytes, rates in FLOP/s or bytes/s, clocks in Hz.
 
-    GPU-only fields (SMs, shared memory, registers, compute capability) are ``None`` for TPUs.
+    GPU-only fields (SMs, shared memory, registers, compute capability) are ``None`` for TPUs;
+    the per-link ICI fields are ``None`` for GPUs.
     """
 
     name: str
@@ -70,6 +79,9 @@ class Chip:
     max_threads_per_sm: int | None = None
     max_blocks_per_sm: int | None = None
     compute_capability: tuple[int, int] | None = None
+    l1_shared_memory_per_sm_bytes: int | None = None
+    interconnect_links: int | None = None
+    interconnect_link_bandwidth: float | None = None
     notes: str = ""
 
     def __post_init__(self) -> None:
@@ -105,6 +117,33 @@ class Chip:
             raise TypeError(f"sources={show(self.sources)} must be a tuple of reference keys")
         object.__setattr__(self, "sources", tuple(self.sources))
         self._check_gpu_fields()
+        self._check_links()
+
+    def _check_links(self) -> None:
+        links, per_link = self.interconnect_links, self.interconnect_link_bandwidth
+        if (links is None) != (per_link is None):
+            raise ValueError(
+                f"{self.name}: interconnect_links={show(links)} and interconnect_link_bandwidth="
+                f"{show(per_link)} must both be given or both be None"
+            )
+        if links is None:
+            return
+        links = positive_int("interconnect_links", links)
+        per_link = positive_float("interconnect_link_bandwidth", per_link)
+        object.__setattr__(self, "interconnect_links", links)
+        object.__setattr__(self, "interconnect_link_bandwidth", per_link)
+        total = self.interconnect_bandwidth
+        if self.interconnect is None or total is None:
+            raise ValueError(
+                f"{self.name}: interconnect_links={links} needs an interconnect and its "
+                f"interconnect_bandwidth (got {show(self.interconnect)}, {show(total)})"
+            )
+        if abs(links * per_link - total) > 1e-9 * total:
+            raise ValueError(
+                f"{self.name}: interconnect_links × interconnect_link_bandwidth = "
+                f"{links} × {per_link:g} = {links * per_link:g} B/s must equal "
+                f"interconnect_bandwidth={total:g} B/s"
+            )
 
     def _check_gpu_fields(self) -> None:
         gpu_fields = (
@@ -116,6 +155,7 @@ class Chip:
             "max_threads_per_sm",
             "max_blocks_per_sm",
             "compute_capability",
+            "l1_shared_memory_per_sm_bytes",
         )
         missing = [label for label in gpu_fields if getattr(self, label) is None]
         if missing and len(missing) < len(gpu_fields):
@@ -125,7 +165,7 @@ class Chip:
             )
         if missing:
             return
-        for label in gpu_fields[2:7]:
+        for label in (*gpu_fields[2:7], "l1_shared_memory_per_sm_bytes"):
             object.__setattr__(self, label, positive_int(label, getattr(self, label)))
         object.__setattr__(self, "sm_count", positive_int("sm_count", self.sm_count))
         object.__setattr__(
@@ -135,6 +175,12 @@ class Chip:
             raise ValueError(
                 f"shared_memory_per_block_bytes={self.shared_memory_per_block_bytes} must be ≤ "
                 f"shared_memory_per_sm_bytes={self.shared_memory_per_sm_bytes}"
+            )
+        if self.shared_memory_per_sm_bytes > self.l1_shared_memory_per_sm_bytes:
+            raise ValueError(
+                f"shared_memory_per_sm_bytes={self.shared_memory_per_sm_bytes} must be ≤ "
+                f"l1_shared_memory_per_sm_bytes={self.l1_shared_memory_per_sm_bytes} (the "
+                "carve-out is part of the unified L1/shared-memory SRAM)"
             )
         cc = self.compute_capability
         if not isinstance(cc, tuple) or len(cc) != 2:
@@ -192,13 +238,28 @@ class Chip:
             raise ValueError(f"{self.name} has no SMs; shared-memory bandwidth is a GPU quantity")
         return self.sm_count * SHARED_MEMORY_BYTES_PER_CLOCK_PER_SM * self.boost_clock_hz
 
+    def pairwise_link_bandwidth(self) -> float | None:
+        """Bytes/s per direction between this chip and one peer; ``None`` without a link.
+
+        A TPU reaches a torus neighbour over the single ICI link between them
+        (``interconnect_link_bandwidth``: 50 GB/s on a v5e, not the 200 GB/s of all four links);
+        a GPU reaches any GPU of its node through the NVSwitches with all of its NVLink
+        bandwidth (``interconnect_bandwidth``).
+        """
+        if self.interconnect_link_bandwidth is not None:
+            return self.interconnect_link_bandwidth
+        return self.interconnect_bandwidth
+
     def replace(self, **changes: object) -> Chip:
         """A copy with some fields changed: ``chip("v5e").replace(hbm_bandwidth=8.1e11)``."""
         return dataclasses.replace(self, **changes)
 
 
-def _ampere_like_limits(smem_kib: int, block_kib: int, threads: int, blocks: int) -> dict:
+def _ampere_like_limits(
+    smem_kib: int, block_kib: int, threads: int, blocks: int, l1_smem_kib: int
+) -> dict:
     return {
+        "l1_shared_memory_per_sm_bytes": l1_smem_kib * KiB,
         "shared_memory_per_sm_bytes": smem_kib * KiB,
         "shared_memory_per_block_bytes": block_kib * KiB,
         "registers_per_sm": 65536,
@@ -207,14 +268,17 @@ def _ampere_like_limits(smem_kib: int, block_kib: int, threads: int, blocks: int
     }
 
 
-# Per-SM limits by compute capability (CUDA Programming Guide, compute-capabilities tables).
-_CC70 = _ampere_like_limits(96, 96, 2048, 32)
-_CC75 = _ampere_like_limits(64, 64, 1024, 16)
-_CC80 = _ampere_like_limits(164, 163, 2048, 32)
-_CC86 = _ampere_like_limits(100, 99, 1536, 16)
-_CC89 = _ampere_like_limits(100, 99, 1536, 24)
-_CC90 = _ampere_like_limits(228, 227, 2048, 32)
-_CC100 = _ampere_like_limits(228, 227, 2048, 32)
+# Per-SM limits by compute capability (CUDA Programming Guide, compute-capabilities tables; CUDAPG
+# in every GPU row's sources): largest shared-memory carve-out per SM and per block (KiB), threads
+# and blocks per SM, and the unified L1/shared-memory SRAM per SM (KiB; V100 128, T4 96, A100 192,
+# A10G 128, L4/RTX 4090 128, H100/H200/B200 256).
+_CC70 = _ampere_like_limits(96, 96, 2048, 32, 128)
+_CC75 = _ampere_like_limits(64, 64, 1024, 16, 96)
+_CC80 = _ampere_like_limits(164, 163, 2048, 32, 192)
+_CC86 = _ampere_like_limits(100, 99, 1536, 16, 128)
+_CC89 = _ampere_like_limits(100, 99, 1536, 24, 128)
+_CC90 = _ampere_like_limits(228, 227, 2048, 32, 256)
+_CC100 = _ampere_like_limits(228, 227, 2048, 32, 256)
 
 # PCIe throughput per lane and direction after encoding, in GB/s (PCI-SIG via the PCIe article).
 PCIE_GB_PER_S_PER_LANE: Mapping[int, float] = MappingProxyType(
@@ -508,7 +572,7 @@ _CHIPS: tuple[Chip, ...] = (
         sm_count=148,
         boost_clock_hz=1965e6,
         compute_capability=(10, 0),
-        sources=("GLENN-B200", "STAS", "SCALING", "VULTR", "CUTLASS", "PLAYBOOK"),
+        sources=("GLENN-B200", "STAS", "SCALING", "VULTR", "CUTLASS", "PLAYBOOK", "CUDAPG"),
         notes="HGX B200, per GPU. 180 GB usable of 192 GB. fp32 75 from DGX B200 (600/8); other "
         "sources say 80. sm_100, not sm_120.",
         **_CC100,
@@ -554,7 +618,9 @@ _CHIPS: tuple[Chip, ...] = (
         host_link="PCIe",
         host_link_bandwidth=None,
         interconnect="ICI, 2D torus (4 links × 50 GB/s per direction)",
-        interconnect_bandwidth=200 * _G,
+        interconnect_bandwidth=4 * 50 * _G,
+        interconnect_links=4,
+        interconnect_link_bandwidth=50 * _G,
         sources=("TPU-V5E", "SCALING"),
         notes="One TensorCore. MXU rates; no fp32/fp16/fp8 matmul rate is published.",
     ),
@@ -570,7 +636,9 @@ _CHIPS: tuple[Chip, ...] = (
         host_link="PCIe",
         host_link_bandwidth=None,
         interconnect="ICI, 3D torus (6 links × 100 GB/s per direction)",
-        interconnect_bandwidth=600 * _G,
+        interconnect_bandwidth=6 * 100 * _G,
+        interconnect_links=6,
+        interconnect_link_bandwidth=100 * _G,
         sources=("TPU-V5P", "SCALING", "STAS"),
         notes="Two TensorCores (megacore).",
     ),
@@ -586,7 +654,9 @@ _CHIPS: tuple[Chip, ...] = (
         host_link="PCIe Gen5",
         host_link_bandwidth=None,
         interconnect="ICI, 2D torus (4 links × 100 GB/s per direction)",
-        interconnect_bandwidth=400 * _G,
+        interconnect_bandwidth=4 * 100 * _G,
+        interconnect_links=4,
+        interconnect_link_bandwidth=100 * _G,
         sources=("TPU-V6E", "SCALING"),
         notes="One TensorCore with two 256×256 MXUs.",
     ),

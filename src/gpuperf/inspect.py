@@ -279,6 +279,10 @@ def _job(kernel: str, target: str, dtype: str, num_warps, num_stages, overrides)
         )
     from ._validate import positive_int, power_of_two
 
+    # 0 is a bad value, not "the default": only None picks the spec's setting.
+    num_warps = spec.num_warps if num_warps is None else num_warps
+    num_stages = spec.num_stages if num_stages is None else num_stages
+    overrides = {name: _meta_parameter(spec, name, value) for name, value in overrides.items()}
     return {
         "kernel": kernel,
         "module": spec.module,
@@ -286,13 +290,44 @@ def _job(kernel: str, target: str, dtype: str, num_warps, num_stages, overrides)
         "target": target,
         "cc": TARGETS[target][1],
         "dtype": dtype,
-        "num_warps": power_of_two("num_warps", num_warps or spec.num_warps, 1, 32),
-        "num_stages": positive_int("num_stages", num_stages or spec.num_stages),
+        "num_warps": power_of_two("num_warps", num_warps, 1, 32),
+        "num_stages": positive_int("num_stages", num_stages, 1, 8),
         # Unit strides first: the JIT's constant 1, never a meta-parameter a caller overrides.
         "constexprs": {**dict.fromkeys(spec.unit_args, 1), **spec.constexprs, **overrides},
         "fp32_pointers": list(spec.fp32_pointers),
         "divisible_by_16": list(spec.divisible_by_16),
     }
+
+
+#: Largest tile edge a tl.dot kernel is compiled with here, and the smallest (tl.dot's minimum).
+MAX_DOT_BLOCK = 256
+MIN_DOT_BLOCK = 16
+#: Largest block of a one-dimensional kernel (elements per program).
+MAX_BLOCK = 16384
+
+
+def _meta_parameter(spec: KernelSpec, name: str, value: object) -> object:
+    """Check one meta-parameter override before anything is compiled (errors name the range)."""
+    from ._validate import flag, positive_int, power_of_two
+
+    if name == "IS_CAUSAL":
+        return flag(name, value)
+    if name == "INPUT_PRECISION":
+        if value not in ("ieee", "tf32"):
+            raise ValueError(f"INPUT_PRECISION={value!r} must be 'ieee' or 'tf32'")
+        return value
+    if name == "GROUP_M":
+        return positive_int(name, value, 1, 64)
+    if name == "ITERS":
+        from .kernels.divergence import MAX_ITERS
+
+        return positive_int(name, value, 0, MAX_ITERS)
+    if name.startswith("BLOCK"):
+        uses_dot = spec.module.startswith("flash_attention") or spec.kernel == "_matmul_kernel"
+        if uses_dot:
+            return power_of_two(name, value, MIN_DOT_BLOCK, MAX_DOT_BLOCK)
+        return power_of_two(name, value, 1, MAX_BLOCK)
+    return positive_int(name, value, 0)  # fixed scalars such as stride=1, offset=0
 
 
 def _precheck(job: dict, the_chip) -> str | None:
@@ -303,6 +338,10 @@ def _precheck(job: dict, the_chip) -> str | None:
     pipeliner keeps ``num_stages - 1`` of them on sm_80, ``num_stages`` on sm_90), so such a
     tile can never fit. Everything else is compiled and the compiler's own shared memory decides.
     """
+    if job["kernel"] == "matmul_naive":
+        return _precheck_naive(job)
+    if job["module"].startswith("flash_attention"):
+        return _precheck_flash(job)
     if job["kernel"] != "matmul":
         return None
     from . import tiling
@@ -332,6 +371,40 @@ def _precheck(job: dict, the_chip) -> str | None:
             "warps."
         )
     return None
+
+
+def _precheck_naive(job: dict) -> str | None:
+    """``matmul_naive`` holds a BLOCK_K×BLOCK_N tile of B in registers: refuse what the launcher
+    refuses (the compiler would run for minutes unrolling it, only to spill)."""
+    from .kernels.matmul import MAX_NAIVE_TILE
+
+    c = job["constexprs"]
+    elements = c["BLOCK_N"] * c["BLOCK_K"]
+    if elements <= MAX_NAIVE_TILE:
+        return None
+    return (
+        f"not compiled (course model): BLOCK_K×BLOCK_N = {c['BLOCK_K']}×{c['BLOCK_N']} = "
+        f"{elements} elements held in registers; at most {MAX_NAIVE_TILE}. Use smaller blocks."
+    )
+
+
+def _precheck_flash(job: dict) -> str | None:
+    """FlashAttention keeps Q, the accumulator and the scores in registers: a configuration the
+    launcher refuses (too many live values per thread) is explained, not compiled — such tiles
+    make ptxas run for minutes (d = 256 with 256×256 blocks on sm_75 took over 150 s)."""
+    from .kernels.flash_attention import MAX_LIVE_PER_THREAD, FlashConfig
+
+    c = job["constexprs"]
+    config = FlashConfig(c["BLOCK_M"], c["BLOCK_N"], job["num_warps"], job["num_stages"])
+    live = config.live_per_thread(c["BLOCK_D"])
+    if live <= MAX_LIVE_PER_THREAD:
+        return None
+    return (
+        f"not compiled (course model): BLOCK_M={c['BLOCK_M']}, BLOCK_N={c['BLOCK_N']}, "
+        f"BLOCK_D={c['BLOCK_D']} over {job['num_warps']} warps keeps {live} fp32 values per "
+        f"thread in registers; at most {MAX_LIVE_PER_THREAD} (a thread has 255 registers). "
+        "Use smaller blocks or more warps."
+    )
 
 
 def _report(job: dict, raw: dict) -> CompileReport:

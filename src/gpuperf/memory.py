@@ -202,6 +202,22 @@ def half_bandwidth_size(bandwidth: float, latency_s: float) -> float:
     return latency_s * bandwidth
 
 
+def allreduce_algorithm_bandwidth(bus_bandwidth: float, ranks: int) -> float:
+    """Algorithm bandwidth of an all-reduce from its bus bandwidth: busbw · p / (2(p − 1)).
+
+    NCCL's tests report two rates for a collective of S bytes over p ranks that takes t seconds
+    (nccl-tests, doc/PERFORMANCE.md): the *algorithm bandwidth* algbw = S / t, the rate at which
+    the message itself moves, and the *bus bandwidth* busbw = algbw · 2(p − 1)/p, the rate each
+    rank's link carries in a ring all-reduce (every rank sends and receives 2(p − 1)/p · S bytes).
+    busbw is comparable with the link's speed; algbw is the one that gives the time, t = S / algbw,
+    so the half-bandwidth size of an all-reduce is t₀ · algbw. For 8 ranks algbw = busbw · 4/7; as
+    p grows it tends to busbw / 2. ``ranks`` must be an integer ≥ 2.
+    """
+    bus_bandwidth = positive_float("bus_bandwidth", bus_bandwidth)
+    ranks = positive_int("ranks", ranks, minimum=2)
+    return bus_bandwidth * ranks / (2 * (ranks - 1))
+
+
 @dataclass(frozen=True)
 class TransferModel:
     """time_s = latency_s + n_bytes / bandwidth, fitted to measurements.
@@ -299,8 +315,10 @@ def bandwidth_ladder(
 
     Levels: registers, shared memory/L1, L2 (GPUs only), HBM, chip-to-chip (NVLink / ICI), host
     link (PCIe), network, storage. Capacities are aggregate over the chip (registers: 4 bytes ×
-    registers_per_sm × SMs). Off-chip levels are ordered by typical speed; a 400 Gb/s NIC can
-    outrun an old PCIe link, so the order is the usual one, not a sort. ``host_bandwidth``
+    registers_per_sm × SMs; shared memory / L1: the whole unified SRAM of each SM, 192 KiB on an
+    A100 and 256 KiB on an H100, of which a kernel can claim at most the carve-out). Off-chip
+    levels are ordered by typical speed; a 400 Gb/s NIC can outrun an old PCIe link, so the order
+    is the usual one, not a sort. ``host_bandwidth``
     overrides the datasheet host link (e.g. a measured 14.2 GB/s). A TPU has no SM levels.
     """
     found = hardware.chip(chip)
@@ -313,7 +331,7 @@ def bandwidth_ladder(
     unknown = "not in the chip table"
     levels: list[Level] = []
     if found.is_gpu:
-        assert found.registers_per_sm and found.shared_memory_per_sm_bytes
+        assert found.registers_per_sm and found.l1_shared_memory_per_sm_bytes
         levels.append(
             Level(
                 "registers",
@@ -326,10 +344,11 @@ def bandwidth_ladder(
         levels.append(
             Level(
                 "shared memory / L1",
-                float(found.shared_memory_per_sm_bytes * found.sm_count),
+                float(found.l1_shared_memory_per_sm_bytes * found.sm_count),
                 found.shared_memory_bandwidth(),
-                "capacity: shared memory per SM × SMs; bandwidth: SMs × 128 B/clock × boost "
-                "clock (Chip.shared_memory_bandwidth)",
+                "capacity: unified L1/shared-memory SRAM per SM × SMs (hardware table, CUDA "
+                "Programming Guide); bandwidth: SMs × 128 B/clock × boost clock "
+                "(Chip.shared_memory_bandwidth)",
             )
         )
     if found.l2_bytes is not None or l2_bandwidth is not None:
@@ -383,6 +402,7 @@ __all__ = [
     "Coalescing",
     "Level",
     "TransferModel",
+    "allreduce_algorithm_bandwidth",
     "bandwidth_ladder",
     "coalescing",
     "effective_bandwidth",

@@ -220,12 +220,15 @@ def matmul_flops_vs_batch(
 def _link_bandwidth(the_chip: Chip, link_bandwidth: float | None) -> float:
     if link_bandwidth is not None:
         return positive_float("link_bandwidth", link_bandwidth)
-    if the_chip.interconnect_bandwidth is None:
+    # The link one chip sends over to its peer: one ICI link on a TPU torus, all of NVLink
+    # through the NVSwitches on a GPU (Chip.pairwise_link_bandwidth).
+    pairwise = the_chip.pairwise_link_bandwidth()
+    if pairwise is None:
         raise ValueError(
             f"{the_chip.name} has no chip-to-chip link in the table; pass link_bandwidth= "
             "(bytes/s per direction), e.g. the host link"
         )
-    return the_chip.interconnect_bandwidth
+    return pairwise
 
 
 def split_matmul_time_bounds(
@@ -244,7 +247,12 @@ def split_matmul_time_bounds(
     [B, F] are added across chips. A ring all-reduce sends 2(n − 1)/n · B·F elements per chip
     over its link (for two chips: each sends its B·F partial sum once). The comms time uses
     the link, not HBM: the result is compute-bound when D > (n − 1)·bytes·peak / link bandwidth,
-    i.e. D > 2·peak / bandwidth for two chips in bf16 (seed 004: D > 8755 on TPU v5e).
+    i.e. D > 2·peak / bandwidth for two chips in bf16 (seed 004's example link of 4.5e10 B/s on a
+    TPU v5e: D > 8755).
+
+    ``link_bandwidth=None`` uses :meth:`Chip.pairwise_link_bandwidth`: one ICI link on a TPU
+    (50 GB/s per direction on a v5e), all of NVLink on a GPU. A collective that drives several
+    links at once (a bidirectional ring, a 2D torus) passes its own figure.
     """
     the_chip = chip(chip_name)
     b, d, f = positive_int("b", b), positive_int("d", d), positive_int("f", f)
@@ -267,7 +275,9 @@ def critical_split_dim(
 ) -> float:
     """Contraction size D above which a D-split matmul is compute-bound on the link.
 
-    (n − 1) · bytes · peak / link bandwidth; independent of B and F.
+    (n − 1) · bytes · peak / link bandwidth; independent of B and F. The default link is the
+    pairwise one (:meth:`Chip.pairwise_link_bandwidth`): for two TPU v5e chips one 50 GB/s ICI
+    link, so D > 7,880 (not the 1,970 that all four links would give).
     """
     the_chip = chip(chip_name)
     n_chips = positive_int("n_chips", n_chips, minimum=2)

@@ -17,6 +17,8 @@ from types import ModuleType
 
 def require(module: str, install: str | None = None) -> ModuleType:
     """Import an optional dependency, or raise ``ImportError`` naming the install command."""
+    if not isinstance(module, str) or not module.strip():
+        raise TypeError(f"module={module!r} must be a module name such as 'torch'")
     try:
         return importlib.import_module(module)
     except ImportError as exc:

@@ -8,6 +8,12 @@ idles most of the time. :func:`transfer_explorer` puts a size slider on that cur
 and bandwidth sliders and presets built from *measured* pairs in :mod:`gpuperf.measurements`;
 :func:`transfer_scrubber` is its kernel-free twin. The widget only wires controls to those
 calculators.
+
+An all-reduce preset's bandwidth is the rate its message moves at: NCCL measures a *bus*
+bandwidth, and the preset converts it to the *algorithm* bandwidth busbw · p / (2(p − 1))
+(:func:`gpuperf.memory.allreduce_algorithm_bandwidth`) for its number of GPUs p, so the
+half-bandwidth size it shows is t₀ · algbw, the message size at which the collective reaches half
+its rate.
 """
 
 from __future__ import annotations
@@ -18,13 +24,21 @@ from typing import Any
 import numpy as np
 
 from .. import memory
+from .._validate import positive_int
 from ..measurements import LATENCY_BOUND_BELOW_BYTES, Measurement, find
 from ..runtime import require
 from ..scrub import Scrubber, control
 from ..units import GB, format_bandwidth, format_bytes, format_seconds
 from .live import Explorer, LiveFigure, control_widget, new_figure
 
-__all__ = ["TransferPreset", "TransferView", "presets", "transfer_explorer", "transfer_scrubber"]
+__all__ = [
+    "GPUS_PER_NODE",
+    "TransferPreset",
+    "TransferView",
+    "presets",
+    "transfer_explorer",
+    "transfer_scrubber",
+]
 
 _SIZES = (1e2, 1e10)
 _BANDWIDTH_GB = (1e-4, 1e4)
@@ -32,23 +46,44 @@ _BANDWIDTH_GB = (1e-4, 1e4)
 
 @dataclass(frozen=True)
 class TransferPreset:
-    """A link described by two measurements: its fixed cost and its large-transfer bandwidth."""
+    """A link described by two measurements: its fixed cost and its large-transfer bandwidth.
+
+    ``ranks`` is the number of GPUs of an all-reduce preset whose ``bandwidth`` is NCCL's bus
+    bandwidth, ``None`` for a point-to-point link whose measured rate is the message rate.
+    """
 
     label: str
     latency: Measurement
     bandwidth: Measurement
+    ranks: int | None = None
+
+    def __post_init__(self) -> None:
+        if self.ranks is not None:
+            positive_int("ranks", self.ranks, minimum=2)
 
     @property
     def latency_s(self) -> float:
         return self.latency.value
 
     @property
-    def bandwidth_bytes_per_s(self) -> float:
+    def measured_bandwidth_bytes_per_s(self) -> float:
+        """The measurement as published (NCCL's bus bandwidth for an all-reduce)."""
         return self.bandwidth.value
+
+    @property
+    def bandwidth_bytes_per_s(self) -> float:
+        """Bytes/s at which a message moves: the algorithm bandwidth for an all-reduce."""
+        if self.ranks is None:
+            return self.bandwidth.value
+        return memory.allreduce_algorithm_bandwidth(self.bandwidth.value, self.ranks)
 
     @property
     def sources(self) -> tuple[str, ...]:
         return tuple(dict.fromkeys((self.latency.source, self.bandwidth.source)))
+
+
+#: GPUs in one node of the cluster the all-reduce presets were measured on (AWS p5: 8 × H100).
+GPUS_PER_NODE = 8
 
 
 def presets() -> tuple[TransferPreset, ...]:
@@ -63,16 +98,18 @@ def presets() -> tuple[TransferPreset, ...]:
             "all-reduce, 8 H100 in one node",
             find("all-reduce latency, one node", "H100-SXM"),
             find("all-reduce bus bandwidth in one node", "H100-SXM"),
+            ranks=GPUS_PER_NODE,
         ),
         TransferPreset(
             "all-reduce, 16 H100 nodes",
             find("all-reduce latency, 16 nodes", "H100-SXM"),
             find("all-reduce bus bandwidth, 3–16 nodes", "H100-SXM"),
+            ranks=16 * GPUS_PER_NODE,
         ),
         TransferPreset(
-            "HBM, A100-80GB (load latency, copy kernel)",
+            "HBM, A100 (load latency: 80 GB card; A = B + C kernel: 40 GB card)",
             find("HBM load latency", "A100-80GB"),
-            find("memcopy kernel", "A100-80GB"),
+            find("memcopy kernel (effective throughput)", "A100-40GB"),
         ),
     )
 

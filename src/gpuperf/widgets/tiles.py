@@ -2,11 +2,13 @@
 
 :func:`tiling_explorer` moves BLOCK_M, BLOCK_N and BLOCK_K of a 4096³ fp16 matmul. The point on
 the chosen chip's roofline sits at the tiled matmul's intensity (:func:`gpuperf.tiling.
-tiled_matmul`, ≈ BM·BN/(BM + BN) FLOP/B), the gauge fills with the shared memory the staged
-tiles need (:func:`gpuperf.tiling.shared_memory_budget`), and the status line reports what the
-compiler made of that tile on that chip — shared memory, registers, occupancy, tensor-core
-instructions — from the table :mod:`gpuperf.widgets.tile_reports` precompiled with
-:mod:`gpuperf.inspect` (compiling on every step would take seconds).
+tiled_matmul`, ≈ BM·BN/(BM + BN) FLOP/B), and the status line reports what the compiler made
+of that tile on that chip — shared memory, registers, occupancy, tensor-core instructions — from
+the table :mod:`gpuperf.widgets.tile_reports` precompiled with :mod:`gpuperf.inspect` (compiling
+on every step would take seconds). The shared-memory gauge shows the *compiler's* bytes from that
+table whenever the tile compiled; for a tile the table has no compile for (one stage alone is
+over the limit), it shows the course model's three full stages
+(:func:`gpuperf.tiling.shared_memory_budget`), drawn hatched and labelled as the model.
 
 :func:`wave_explorer` slides the matrix size N for a tile shape and chip along the sawtooth of
 wave efficiency (:func:`gpuperf.tiling.wave_efficiency_curve`,
@@ -17,6 +19,7 @@ Each explorer has a kernel-free twin (``*_scrubber``) drawn by the same view cla
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 import numpy as np
@@ -76,6 +79,11 @@ class TilingView:
         top.set_title(f"{MATMUL_SIZE}³ {PRECISION} matmul on the roofline", fontsize=9)
         # The gauge's text stays empty: per-step text costs ~10 ms to draw; the status says it.
         self.bar, self.gauge_text = plots.draw_smem_gauge(bottom)
+        bottom.set_xlabel(
+            "shared memory / limit per block: compiler's bytes (solid), "
+            f"else model, {tile_reports.NUM_STAGES} full stages (hatched)",
+            fontsize=8,
+        )
         self.animated = [*self.panel.artists, self.naive, self.bar]
         self.last: dict[str, Any] = {}
 
@@ -91,13 +99,31 @@ class TilingView:
         self.naive.set_data(
             [naive_intensity], [float(attainable_flops(naive_intensity, the_chip, PRECISION))]
         )
-        budget = tiling.shared_memory_budget(
+        model = tiling.shared_memory_budget(
             the_chip, block_m, block_n, block_k, PRECISION, tile_reports.NUM_STAGES
         )
-        plots.set_smem_gauge(self.bar, self.gauge_text, budget)
-        self.gauge_text.set_text("")
         report = tile_reports.tile_report(target_of(chip_name), block_m, block_n, block_k)
-        self.last = {"tiled": t, "attainable": y, "budget": budget, "report": report}
+        # The gauge: the compiler's allocation where the table has one, else the model's.
+        if report.fits:
+            budget = dataclasses.replace(model, shared_memory_bytes=report.shared_memory_bytes)
+            gauge = f"gauge: compiler's {budget.shared_memory_bytes / 1024:g} KiB"
+        else:
+            budget = model
+            gauge = (
+                f"gauge: model, {tile_reports.NUM_STAGES} full stages = "
+                f"{model.shared_memory_bytes / 1024:g} KiB (not compiled)"
+            )
+        plots.set_smem_gauge(self.bar, self.gauge_text, budget)
+        self.bar.set_hatch("" if report.fits else "//")
+        self.gauge_text.set_text("")
+        self.last = {
+            "tiled": t,
+            "attainable": y,
+            "budget": budget,
+            "model_budget": model,
+            "gauge_source": "compiler" if report.fits else "model",
+            "report": report,
+        }
         if report.fits:
             tc = report.tensor_core_instruction.split(".")[0] or "none (FMA)"
             compiled = (
@@ -114,8 +140,7 @@ class TilingView:
             f"{t.a_reads_per_element}× (naive: {MATMUL_SIZE}×), intensity {t.intensity:.0f} "
             f"FLOP/B → attains {format_flops(y)} (roof "
             f"{format_flops(the_chip.peak_flops(PRECISION))}); "
-            f"model upper bound, {tile_reports.NUM_STAGES} full stages: "
-            f"{budget.shared_memory_bytes / 1024:g} KiB. {compiled}"
+            f"{gauge} of {budget.limit_bytes / 1024:g} KiB per block. {compiled}"
         )
 
     def render(self, block_m: int, block_n: int, block_k: int, chip_name: str) -> tuple[Any, str]:
@@ -169,8 +194,8 @@ def tiling_scrubber() -> Scrubber:
         alt=(
             "Roofline of the chosen chip in fp16 with a 4096³ matmul as a red point at the tiled "
             "intensity and a grey cross for the untiled kernel; below, a gauge of the shared "
-            "memory three full stages of tiles would need (the course's upper bound; the compiler "
-            "allocates fewer) against the chip's per-block limit."
+            "memory the compiled kernel allocates against the chip's per-block limit, or, "
+            "hatched, the course model's three full stages for a tile that was not compiled."
         ),
     )
 
