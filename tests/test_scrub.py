@@ -83,3 +83,29 @@ def test_bad_arguments(render):
         scrub.control("slope", [])
     with pytest.raises(ValueError, match="must be unique"):
         scrub.Scrubber(render, [scrub.control("slope", [1]), scrub.control("slope", [2])], alt="x")
+
+
+def test_frames_are_sharp_small_and_legible(render):
+    import base64
+    import io
+
+    from PIL import Image
+
+    s = scrub.scrubber(render, {"slope": [1, 2], "colour": ["red"]}, alt="line")
+    assert s.dpi == scrub.FRAME_DPI == 2 * scrub.CSS_DPI
+    image = Image.open(io.BytesIO(base64.b64decode(s.frames["0,0"])))
+    assert image.mode == "P", "frames are palette PNGs"
+    assert s.display_size == (144, 108)  # the 2 × 1.5 inch figure at CSS_DPI
+    assert image.size == (288, 216), "two bitmap pixels per CSS pixel"
+    page = s.to_html()
+    assert 'width="144" height="108"' in page and "max-width:100%" in page
+    assert "tap to enlarge" in page and "tap the figure to see it full size" in page
+
+
+def test_legible_raises_small_text_only():
+    figure, axes = plt.subplots()
+    small = axes.text(0, 0, "small", fontsize=6)
+    big = axes.text(0, 0, "big", fontsize=14)
+    scrub.legible(figure)
+    assert small.get_fontsize() == scrub.MIN_FONT_PT and big.get_fontsize() == 14
+    plt.close(figure)

@@ -177,3 +177,17 @@ def test_attention_view_on_a_tpu_needs_an_sram_budget():
     assert "SRAM 64 KiB" in text and view.last["bounds"] is not None
     with pytest.raises(ValueError, match="chip_name='TPU-v5e' is not an option"):
         wa.attention_explorer(chip_name="TPU-v5e")
+
+
+@pytest.mark.parametrize("block_size", wa.BLOCK_SIZES)
+def test_probability_axis_holds_every_bar(softmax_explorer, block_size):
+    explorer = softmax_explorer
+    explorer.step(block_size=block_size)
+    tallest = 0.0
+    for k in range(explorer.controls["step"].max + 1):
+        explorer.step(step=k)
+        top = explorer.view.probability_axes.get_ylim()[1]
+        if len(explorer.view.estimate.get_segments()):
+            tallest = max(tallest, _estimate(explorer.view).max())
+        assert _estimate(explorer.view).max(initial=0.0) < top, "a bar runs off the top"
+    assert top < 1.5 * tallest, "the axis must fit the bars, not a fixed ceiling"

@@ -52,3 +52,30 @@ def test_steps_are_fast():
         explorer.step(x=x)
     # The budget is 16 ms p50 for the course's explorers; this trivial one must be well under.
     assert np.percentile(explorer.timings_ms[1:], 50) < 16
+
+
+def test_image_keeps_its_natural_size_and_controls_wrap_whole():
+    explorer, _ = _explorer()
+    live = explorer.live
+    width, height = live.figure.canvas.get_width_height()
+    assert live.display_size == (width, height)
+    layout = live.image.layout
+    assert layout.width == f"{width}px", "a fixed CSS width: never stretched by the flex column"
+    assert layout.height == "auto" and layout.max_width == "100%"
+    row = explorer.widget.children[1]
+    assert row.layout.flex_flow == "row wrap"
+    assert all(c.layout.flex == "0 0 auto" for c in row.children)
+    sharp = LiveFigure(live.figure, [], density=2)
+    assert sharp.display_size == (round(width / 2), round(height / 2))
+    with pytest.raises(ValueError, match=r"density=0.5 must be a number in \[1, 4\]"):
+        LiveFigure(live.figure, [], density=0.5)
+
+
+def test_a_rescaled_axis_redraws_the_background():
+    explorer, point = _explorer()
+    axes = point.axes
+    before = bytes(explorer.live.render())
+    axes.set_ylim(0, 100)  # what an autoscaling view does in its update
+    after = bytes(explorer.live.render())
+    assert after != before, "the ticks must follow the new limits"
+    assert explorer.live.render() == after, "and the new background is cached"

@@ -6,8 +6,14 @@ code the live widget uses, and writes one self-contained HTML block: the frames 
 plain ``<input type=range>`` / ``<select>`` controls, and a few lines of vanilla JavaScript that
 swap the image. No CDN, no kernel, no build step; it works offline and in any browser.
 
-Frames cost page weight (a 72-dpi frame is ~20–40 kB), so keep the grid small: a few dozen
-frames per figure. ``max_frames`` guards against an accidental cross product of thousands.
+Frames are drawn for phones as well as desktops: the bitmap has twice the pixels of its size on
+the page (``dpi`` = 2 × :data:`CSS_DPI`, the ``<img>`` carries its CSS width and height), so text
+stays sharp on a high-density screen and when a reader pinches to zoom; no text is smaller than
+:data:`MIN_FONT_PT`; and a tap on the figure shows it at full size, scrolling sideways inside its
+own box on a narrow screen. Frames cost page weight (a frame is quantised to 128 colours and is
+~30–80 kB), so keep the grid small: a few dozen frames per figure; the book loads a frame only
+when a control selects it. ``max_frames`` guards against an accidental cross product of
+thousands.
 """
 
 from __future__ import annotations
@@ -26,6 +32,25 @@ from ._validate import name_string, positive_int, show
 
 #: Highest resolution a frame may be rendered at (frames are inline PNGs in the page).
 MAX_DPI = 300
+#: CSS pixels per figure inch on the page: a figure is shown at the size its fonts were set for.
+CSS_DPI = 72
+#: Resolution frames are rendered at: two bitmap pixels per CSS pixel (sharp on phones).
+FRAME_DPI = 2 * CSS_DPI
+#: Smallest font size (points at display size) a frame may show.
+MIN_FONT_PT = 9.0
+#: Colours a frame is quantised to (a palette PNG is a third of an RGB one).
+FRAME_COLOURS = 128
+
+
+def legible(figure: Any, minimum: float = MIN_FONT_PT) -> Any:
+    """Raise every text of ``figure`` smaller than ``minimum`` points to ``minimum``."""
+    from .runtime import require
+
+    text_type = require("matplotlib.text", "pip install matplotlib").Text
+    for text in figure.findobj(text_type):
+        if text.get_text() and text.get_fontsize() < minimum:
+            text.set_fontsize(minimum)
+    return figure
 
 
 @dataclass(frozen=True)
@@ -121,7 +146,7 @@ class Scrubber:
         *,
         alt: str,
         caption: str = "",
-        dpi: int = 72,
+        dpi: int = FRAME_DPI,
         max_frames: int = 200,
     ) -> None:
         if not callable(render):
@@ -155,8 +180,11 @@ class Scrubber:
             result = render(**values)
             figure, note = result if isinstance(result, tuple) else (result, "")
             key = ",".join(map(str, indices))
-            self.frames[key] = _png_base64(figure, self.dpi)
+            self.frames[key] = _png_base64(legible(figure), self.dpi)
             self.notes[key] = str(note)
+        width, height = figure.get_size_inches()
+        #: Size of a frame on the page, in CSS pixels (the bitmap has dpi / CSS_DPI × as many).
+        self.display_size = (round(width * CSS_DPI), round(height * CSS_DPI))
         _close(figure)
 
     @property
@@ -193,11 +221,19 @@ class Scrubber:
                     f'<label>{label} <select data-control="{position}" aria-label="{label}">'
                     f"{options}</select></label>"
                 )
+        parts.append(
+            '<span class="gpuperf-scrubber-hint" style="font-size:0.85em;opacity:0.75">'
+            "tap the figure to see it full size</span>"
+        )
         parts.append("</div>")
         key = self.initial_key()
+        width, height = self.display_size
         parts.append(
+            '<div class="gpuperf-scrubber-figure" style="overflow-x:auto">'
             f'<img class="gpuperf-scrubber-frame" alt="{html.escape(self.alt)}" '
-            f'src="data:image/png;base64,{self.frames[key]}">'
+            f'width="{width}" height="{height}" title="tap to enlarge" '
+            f'style="max-width:100%;height:auto;cursor:zoom-in" '
+            f'src="data:image/png;base64,{self.frames[key]}"></div>'
         )
         parts.append(f'<p class="gpuperf-scrubber-note">{html.escape(self.notes[key])}</p>')
         if self.caption:
@@ -251,13 +287,25 @@ _SCRIPT = """
     input.addEventListener("input", update);
     input.addEventListener("change", update);
   });
+  // tap to enlarge: the frame at its full size, scrolling sideways in its own box if wider
+  image.addEventListener("click", function () {
+    var enlarged = image.style.maxWidth === "none";
+    image.style.maxWidth = enlarged ? "100%" : "none";
+    image.style.cursor = enlarged ? "zoom-in" : "zoom-out";
+  });
 })();
 """
 
 
 def _png_base64(figure: Any, dpi: int) -> str:
+    from .runtime import require
+
     buffer = io.BytesIO()
     figure.savefig(buffer, format="png", dpi=dpi, metadata={"Software": None})
+    image = require("PIL.Image", "pip install pillow").open(io.BytesIO(buffer.getvalue()))
+    if image.mode != "P":  # a view that already quantised its frame (blitting) is left alone
+        buffer = io.BytesIO()
+        image.convert("RGB").quantize(colors=FRAME_COLOURS).save(buffer, "png", optimize=True)
     return base64.b64encode(buffer.getvalue()).decode("ascii")
 
 
@@ -281,9 +329,13 @@ def scrubber(
 
 
 __all__ = [
+    "CSS_DPI",
+    "FRAME_DPI",
     "MAX_DPI",
+    "MIN_FONT_PT",
     "Control",
     "Scrubber",
     "control",
+    "legible",
     "scrubber",
 ]

@@ -99,7 +99,8 @@ class OnlineSoftmaxView:
             [], colors="tab:blue", linewidths=9, label="exp(x − m) / ℓ so far"
         )
         bottom.add_collection(self.estimate)
-        bottom.set_ylim(0, min(1.0, float(self.softmax.max()) * 1.9))
+        self.probability_axes = bottom
+        self._scale_probabilities(max(BLOCK_SIZES[0], 1))
         bottom.set_xlabel("position in the row")
         bottom.set_ylabel("probability")
         bottom.legend(loc="upper left", fontsize=8, ncol=2)
@@ -123,9 +124,24 @@ class OnlineSoftmaxView:
     def steps(self, block_size: int) -> tuple[attn.OnlineSoftmaxStep, ...]:
         return attn.online_softmax_steps(self.row, block_size)
 
+    def _scale_probabilities(self, block_size: int) -> None:
+        """Fit the probability axis to the tallest bar any step of this block size shows.
+
+        Early estimates exp(x − m)/ℓ over the few scores read so far are larger than the final
+        softmax (they sum to 1 over fewer positions), so the axis follows the block size.
+        """
+        tallest = float(self.softmax.max())
+        for s in self.steps(block_size):
+            seen = self.row[: s.stop]
+            tallest = max(tallest, float((np.exp(seen - s.max_after) / s.sum_after).max()))
+        top = min(1.0, tallest) * 1.25  # room for the legend above the bars
+        if self.probability_axes.get_ylim() != (0.0, top):
+            self.probability_axes.set_ylim(0.0, top)
+
     def update(self, step: int, block_size: int) -> str:
         """Show the state after ``step`` blocks (0 = nothing read yet); returns the status."""
         steps = self.steps(block_size)
+        self._scale_probabilities(block_size)
         step = int(min(max(step, 0), len(steps)))
         if step == 0:
             stop, m, total = 0, -math.inf, 0.0

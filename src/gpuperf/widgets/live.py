@@ -8,6 +8,12 @@ a small PNG into an ``ipywidgets.Image``: ~5 ms per step. The figure is a plain
 ``matplotlib.figure.Figure`` on an Agg canvas, not a pyplot figure, so Jupyter does not also
 display it as a static image, and ipympl (broken in Colab) is not needed.
 
+The image is shown at its natural size (``density`` bitmap pixels per CSS pixel, 1 by default),
+never stretched to the output's width: a flex column would otherwise widen it 1.5–2×, and the
+text turns soft. On a narrow screen it shrinks to fit. A view that rescales an axis
+is redrawn in full on that step; the controls wrap as whole widgets onto a
+second row rather than squeezing each other.
+
 :class:`Explorer` wires named controls to an ``update(**values)`` function that moves the
 artists (from calculator results) and returns a line of text for the status bar. No formula
 lives here. Works with ipywidgets 7.7 (Colab) and 8.x: only ``Image``, ``HTML``, ``VBox`` and
@@ -148,8 +154,15 @@ class LiveFigure:
     anything static (axis limits, labels), which redraws and re-caches the background.
     """
 
-    def __init__(self, figure: Any, animated: Sequence[Any]) -> None:
+    def __init__(self, figure: Any, animated: Sequence[Any], *, density: float = 1.0) -> None:
+        if (
+            isinstance(density, bool)
+            or not isinstance(density, numbers.Real)
+            or not (1.0 <= float(density) <= 4.0)
+        ):
+            raise ValueError(f"density={show(density)} must be a number in [1, 4]")
         self.figure = figure
+        self.density = float(density)
         self.animated = list(animated)
         for artist in self.animated:
             artist.set_animated(True)
@@ -163,16 +176,37 @@ class LiveFigure:
         """The ``ipywidgets.Image`` showing the figure (created on first use)."""
         if self._image is None:
             widgets = require("ipywidgets", "pip install ipywidgets")
-            self._image = widgets.Image(value=self.png, format="png")
+            width, _ = self.display_size
+            self._image = widgets.Image(
+                value=self.png,
+                format="png",
+                # natural size: a fixed CSS width, never stretched by the flex column around it
+                layout=widgets.Layout(
+                    width=f"{width}px", height="auto", max_width="100%", align_self="flex-start"
+                ),
+            )
         return self._image
+
+    def _limits(self) -> list[tuple[float, ...]]:
+        return [(*ax.get_xlim(), *ax.get_ylim()) for ax in self.figure.axes]
+
+    @property
+    def display_size(self) -> tuple[int, int]:
+        """The image's size on the page in CSS pixels: bitmap pixels ÷ ``density``."""
+        width, height = self.figure.canvas.get_width_height()
+        return round(width / self.density), round(height / self.density)
 
     def refresh(self) -> bytes:
         canvas = self.figure.canvas
         canvas.draw()
         self._background = canvas.copy_from_bbox(self.figure.bbox)
+        self._drawn_limits = self._limits()
         return self.render()
 
     def render(self) -> bytes:
+        if self._limits() != self._drawn_limits:
+            # an axis was rescaled: the cached background (ticks, grid) is out of date
+            return self.refresh()
         canvas = self.figure.canvas
         canvas.restore_region(self._background)
         for artist in self.animated:
@@ -231,9 +265,12 @@ class Explorer:
         self.status = widgets.HTML(value="")
         self.timings_ms: list[float] = []
         header = [widgets.HTML(value=f"<b>{title}</b>")] if title else []
-        self.widget = widgets.VBox(
-            [*header, widgets.HBox(list(self.controls.values())), live.image, self.status]
+        for control in self.controls.values():
+            control.layout.flex = "0 0 auto"  # keep its natural width: wrap, don't squeeze
+        row = widgets.HBox(
+            list(self.controls.values()), layout=widgets.Layout(flex_flow="row wrap")
         )
+        self.widget = widgets.VBox([*header, row, live.image, self.status])
         for control in self.controls.values():
             control.observe(self._on_change, names="value")
         self._on_change()

@@ -87,7 +87,8 @@ GPUS_PER_NODE = 8
 
 
 def presets() -> tuple[TransferPreset, ...]:
-    """Links whose latency *and* bandwidth were both measured (seed 001, GPU microbenchmarks)."""
+    """Links whose latency *and* bandwidth were both measured (GPU microbenchmarks and the
+    Smol Training Playbook's AWS p5 measurements; see :mod:`gpuperf.measurements`)."""
     return (
         TransferPreset(
             "CPU → GPU, H100 node (PCIe)",
@@ -134,7 +135,7 @@ class TransferView:
         left.minorticks_off()
         left.axvline(LATENCY_BOUND_BELOW_BYTES, color="0.5", ls="--", lw=1)
         left.annotate(
-            "seed: nvbandwidth copies\nlatency-bound below ~1 MB",
+            "nvbandwidth copies\nlatency-bound below ~1 MB",
             (LATENCY_BOUND_BELOW_BYTES, _BANDWIDTH_GB[0] * 3),
             xytext=(4, 0),
             textcoords="offset points",

@@ -23,7 +23,7 @@ from ..hardware import Chip, chip, chips
 from ..measurements import find, gemm_range
 from ..roofline import critical_batch_size, time_bounds
 from ..runtime import require
-from ..scrub import Scrubber, control
+from ..scrub import FRAME_DPI, Scrubber, control, legible
 from ..units import PRECISIONS, format_bandwidth, format_bytes, format_flops
 from .live import Explorer, LiveFigure, chip_value, control_widget, new_figure
 
@@ -65,8 +65,8 @@ def _widgets() -> Any:
     return require("ipywidgets", "pip install ipywidgets")
 
 
-#: Resolution of scrubber frames.
-SCRUB_DPI = 72
+#: Resolution of scrubber frames: two bitmap pixels per CSS pixel (see gpuperf.scrub).
+SCRUB_DPI = FRAME_DPI
 
 
 def _blit_frames(view: Any) -> None:
@@ -79,6 +79,7 @@ def _blit_frames(view: Any) -> None:
     Frames are quantised to 128 colours, which keeps the page light.
     """
     pil = require("PIL.Image", "pip install pillow")
+    legible(view.figure)  # before the background is cached: blitting never redraws it
     live = LiveFigure(view.figure, view.animated)
 
     def savefig(target: Any, format: str = "png", **_options: Any) -> None:

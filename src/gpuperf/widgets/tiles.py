@@ -67,7 +67,7 @@ class TilingView:
     def __init__(self, *, figsize: tuple[float, float] = (6.4, 4.4), dpi: int = 80) -> None:
         self.figure = figure = new_figure(figsize, dpi)
         top, bottom = figure.subplots(2, 1, height_ratios=(4, 1))
-        figure.subplots_adjust(left=0.11, right=0.97, top=0.93, bottom=0.1, hspace=0.45)
+        figure.subplots_adjust(left=0.13, right=0.97, top=0.93, bottom=0.1, hspace=0.45)
         # Chapter 2's roofline panel draws the roof, ridge, regions and the (red) tiled point.
         self.panel = plots.RooflinePanel(
             top, intensity_range=_INTENSITY, flops_range=_FLOPS, annotate=False
