@@ -28,7 +28,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ._validate import name_string, positive_int, show
+from ._validate import name_string, positive_float, positive_int, show
 
 #: Highest resolution a frame may be rendered at (frames are inline PNGs in the page).
 MAX_DPI = 300
@@ -46,6 +46,9 @@ def legible(figure: Any, minimum: float = MIN_FONT_PT) -> Any:
     """Raise every text of ``figure`` smaller than ``minimum`` points to ``minimum``."""
     from .runtime import require
 
+    minimum = positive_float("minimum", minimum, maximum=72)
+    if not callable(getattr(figure, "findobj", None)):
+        raise TypeError(f"figure={show(figure)} must be a matplotlib Figure")
     text_type = require("matplotlib.text", "pip install matplotlib").Text
     for text in figure.findobj(text_type):
         if text.get_text() and text.get_fontsize() < minimum:
