@@ -40,11 +40,16 @@ from hypothesis import strategies as st
 
 import gpuperf
 from gpuperf import (
+    asynchrony,
     attention,
+    collectives,
     cost,
     divergence,
     hardware,
+    inference,
     memory,
+    numerics,
+    parallelism,
     profiling,
     recompute,
     roofline,
@@ -55,13 +60,16 @@ from gpuperf import (
 from gpuperf._validate import MAX_COUNT
 
 MODULES = (hardware, units, cost, roofline, tiling, memory, attention, recompute, divergence,
-           profiling, scrub)  # fmt: skip
+           profiling, scrub, parallelism, collectives, inference, asynchrony,
+           numerics)  # fmt: skip
 PACKAGE_DIR = Path(gpuperf.__file__).resolve().parent
 
 #: Public callables left to their own tests, with the reason.
 NOT_FUZZED = {
+    "gpuperf.asynchrony.regenerate": "compiles every kernel for minutes: test_asynchrony.py",
     "gpuperf.profiling.profile": "runs the torch profiler (seconds a call): test_profiling.py",
     "gpuperf.recompute.saved_tensor_bytes": "runs autograd on a callable: test_recompute.py",
+    "gpuperf.recompute.transformer_layer": "builds a torch module: test_recompute.py",
     "gpuperf.scrub.Scrubber": "renders matplotlib frames: test_scrub.py",
     "gpuperf.scrub.scrubber": "renders matplotlib frames: test_scrub.py",
 }
@@ -171,6 +179,22 @@ def assert_clear_error(
 SIGNED = {"naive_attention", "OnlineSoftmaxStep", "online_softmax_steps"}
 #: Functions documented to return ``math.inf`` as an answer ("never compute-bound").
 INFINITE_OK = {"critical_batch_size"}
+#: Rounded values keep their sign and overflow to ±inf as the cast does (fp16: 70000 → inf).
+SIGNED |= {"round_to", "quantize"}
+#: γ_n = n·u / (1 − n·u) is documented as ``inf`` once n·u ≥ 1: no bound exists there.
+INFINITE_OK |= {"summation_bound"}
+#: Result fields documented to hold ``math.inf`` entries (the same γ_n, one per length); the
+#: other entries are still checked.
+INFINITE_FIELDS = {"DotErrors.bound"}
+#: Fields and properties that are signed by definition (an unbiased exponent: 1 − bias < 0).
+SIGNED_FIELDS = {"FloatFormat.min_exponent"}
+
+
+def _finite_part(value: Any) -> Any:
+    """``value`` without its ``math.inf`` entries (for :data:`INFINITE_FIELDS`)."""
+    if isinstance(value, tuple):
+        return tuple(v for v in value if not (isinstance(v, float) and v == math.inf))
+    return value
 
 
 def assert_sane(value: Any, where: str, signed: bool = False, depth: int = 0) -> None:
@@ -206,10 +230,16 @@ def assert_sane(value: Any, where: str, signed: bool = False, depth: int = 0) ->
     if dataclasses.is_dataclass(value):
         signed = signed or type(value).__name__ in SIGNED
         for f in dataclasses.fields(value):
-            assert_sane(getattr(value, f.name), f"{where}.{f.name}", signed, depth + 1)
+            item = getattr(value, f.name)
+            key = f"{type(value).__name__}.{f.name}"
+            if key in INFINITE_FIELDS:
+                item = _finite_part(item)
+            assert_sane(item, f"{where}.{f.name}", signed or key in SIGNED_FIELDS, depth + 1)
         for name, member in inspect.getmembers(type(value)):
             if isinstance(member, property):
-                assert_sane(getattr(value, name), f"{where}.{name}", signed, depth + 1)
+                key = f"{type(value).__name__}.{name}"
+                item = getattr(value, name)
+                assert_sane(item, f"{where}.{name}", signed or key in SIGNED_FIELDS, depth + 1)
 
 
 def honour_contract(fn: Any, kwargs: dict[str, Any]) -> Any:
@@ -278,6 +308,56 @@ def matrices(rows: int = 4, cols: int = 4) -> st.SearchStrategy:
     )
 
 
+def matrices_of(elements: st.SearchStrategy, rows: int, cols: int) -> st.SearchStrategy:
+    """2-D float arrays of 1..rows × 1..cols ``elements``."""
+    shape = st.tuples(st.integers(1, rows), st.integers(1, cols))
+    return shape.flatmap(
+        lambda s: st.lists(elements, min_size=s[0] * s[1], max_size=s[0] * s[1]).map(
+            lambda v: np.array(v, dtype=float).reshape(s)
+        )
+    )
+
+
+#: Format names and formats of gpuperf.numerics (spellings it accepts), and near misses.
+FORMAT_NAMES = st.one_of(
+    st.sampled_from([*numerics.FORMATS, "FP16", "fp8-e4m3"]),
+    st.sampled_from(list(numerics.FORMATS.values())),
+)
+BAD_FORMAT_NAMES = st.sampled_from(["fp12", "", None, 16, "int8", "e3m4", True])
+
+
+#: Every opcode of the stored compiles (the tensor-core ones name an .mMnNkK. shape).
+OPCODES = sorted(
+    {name for row in asynchrony.COUNTS.values() for name in (*row[3], *row[5])}
+    | {"fma.rn.f32", "cp.async.commit_group", "mma.sync.aligned.m8n8k4.row.col.f16"}
+)
+BAD_OPCODES = ["", "mma.sync.aligned.m0n8k16.f16", "wgmma.mma_async.m64n" + "9" * 30 + "k16.f16",
+               "mma.sync.m16n8k16", "tcgen05.mma.cta_group::1.kind::f16"]  # fmt: skip
+PTX_PAIRS = st.one_of(
+    st.lists(st.tuples(st.sampled_from(OPCODES), st.integers(0, 1000)), max_size=8),
+    st.dictionaries(st.sampled_from(OPCODES), st.integers(0, 1000), max_size=8),
+)
+BAD_PTX_PAIRS = [[("mbarrier.init", -1)], [("x.shared::cluster", 10**30)], [("mma", 2.5)],
+                 [(3, 1)], [("mbarrier.init", True)], [("wgmma", "7")], "mbarrier"]  # fmt: skip
+FAMILY_COUNTS = st.fixed_dictionaries({key: st.integers(0, 100) for key in asynchrony.FAMILY_KEYS})
+
+
+def fake_reports() -> st.SearchStrategy:
+    """Objects shaped like :class:`gpuperf.inspect.CompileReport` (what ``entry`` reads)."""
+    from types import SimpleNamespace
+
+    return st.builds(
+        SimpleNamespace,
+        compiled=st.booleans(),
+        fits=st.booleans(),
+        explanation=st.just("fuzzed"),
+        ptx_instructions=usually(PTX_PAIRS.map(lambda p: tuple(dict(p).items()))),
+        shared_memory_bytes=usually(st.integers(0, 1 << 20)),
+        registers_per_thread=usually(st.integers(1, 255)),
+        tensor_core_instructions=usually(st.lists(st.sampled_from(OPCODES)).map(tuple)),
+    )
+
+
 def op_costs() -> st.SearchStrategy:
     return st.one_of(
         st.builds(cost.matmul, SMALL_COUNTS, SMALL_COUNTS, SMALL_COUNTS, PRECISION_NAMES),
@@ -327,6 +407,13 @@ def by_name(name: str) -> st.SearchStrategy | None:
             lambda w: arrays(st.integers(0, 3), 32 * w, 32 * w)))  # fmt: skip
     if name == "paths_per_warp":
         return usually(arrays(st.integers(1, 32)).map(np.asarray))
+    if name == "collective":
+        return usually(st.sampled_from(collectives.COLLECTIVES), st.sampled_from(["ring", ""]))
+    if name == "algorithm":
+        return usually(st.sampled_from(collectives.ALGORITHMS), st.sampled_from(["butterfly", 1]))
+    if name == "config":
+        configs = [inference.ILLUSTRATIVE, inference.ILLUSTRATIVE.with_kv_heads(1)]
+        return usually(st.sampled_from(configs))
     if name == "op":
         return usually(op_costs())
     if name == "tiled":
@@ -375,8 +462,38 @@ def by_name(name: str) -> st.SearchStrategy | None:
         return st.none()
     if name in ("compute_capability",):
         return usually(st.sampled_from([(8, 0), (9, 0), (7, 5)]))
-    if name in ("format",):
-        return usually(st.just(str))
+    if name in ("format",):  # scrub.control's formatter (a callable), numerics' format names
+        return usually(st.one_of(st.just(str), FORMAT_NAMES), BAD_FORMAT_NAMES)
+    if name in ("input_format", "accumulator"):
+        return usually(FORMAT_NAMES, BAD_FORMAT_NAMES)
+    if name == "exponent_bits":
+        return usually(st.integers(2, 11), st.sampled_from([1, 12, 0, True, 5.5]))
+    if name == "mantissa_bits":
+        return usually(st.integers(1, 52), st.sampled_from([0, 53, True, 2.5]))
+    if name == "lengths":
+        return usually(
+            st.one_of(st.integers(1, 4096), arrays(st.integers(1, 4096), max_size=4)),
+            st.sampled_from([0, [0], [2**16 + 1], "64", 2.5, [], [True]]),
+        )
+    if name == "trials":
+        return usually(st.integers(1, 64), st.sampled_from([0, 2000, 2**22, True, 1.5]))
+    if name == "products":  # fp16 numbers: exact in fp32, as the emulation requires
+        return usually(
+            matrices_of(st.floats(0, 1000, width=16), rows=4, cols=64),
+            st.sampled_from([np.full((1, 4), 60000.0), np.array([[1 + 2**-30]]), np.ones(0)]),
+        )
+    if name == "ptx_instructions":
+        return usually(PTX_PAIRS, st.sampled_from(BAD_PTX_PAIRS))
+    if name == "instruction":
+        return usually(st.sampled_from(OPCODES), st.sampled_from(BAD_OPCODES))
+    if name == "kernel":
+        return usually(st.sampled_from(list(asynchrony.CASES)), st.sampled_from(["mm", ""]))
+    if name == "target":
+        return usually(st.sampled_from(asynchrony.TARGETS), st.sampled_from(["sm_70", "90"]))
+    if name == "counts":
+        return usually(FAMILY_COUNTS, st.sampled_from([{"mma_sync": 1}, {}]))
+    if name == "report":
+        return usually(fake_reports())
     return None
 
 
@@ -580,12 +697,16 @@ def _constructors() -> list[Any]:
     widgets = pytest.importorskip("gpuperf.widgets")
     pytest.importorskip("ipywidgets")
     from gpuperf.widgets import attention as wa
+    from gpuperf.widgets import collectives as wco
+    from gpuperf.widgets import inference as winf
     from gpuperf.widgets import memory as wm
+    from gpuperf.widgets import parallelism as wp
+    from gpuperf.widgets import recompute as wrc
     from gpuperf.widgets import tiles as wt
     from gpuperf.widgets import tricks as wr
 
     found = []
-    for module in (widgets.roofline, wa, wm, wt, wr):
+    for module in (widgets.roofline, wa, wm, wt, wr, wp, wrc, wco, winf):
         for name, obj in public_callables(module):
             if inspect.isfunction(obj) and name.endswith(("_explorer", "_calculator")):
                 found.append(obj)

@@ -184,9 +184,13 @@ def test_scrubbers_move_when_scrubbed(page, server, driver):
     driver.get(f"{server}/{page}.html")
     _wait_until_settled(driver)
     results = driver.execute_script(SCRUB_JS)
-    count = driver.execute_script("return document.querySelectorAll('.gpuperf-scrubber').length")
+    count = driver.execute_script(
+        "return document.querySelectorAll('.gpuperf-scrubber, .gpuperf-vega').length"
+    )
     if page in PAGES_WITH_EXPLORERS:
-        assert count > 0, f"{page}: expected a kernel-free interactive figure (gpuperf.scrub)"
+        assert count > 0, (
+            f"{page}: expected a kernel-free interactive figure (gpuperf.scrub or gpuperf.vega)"
+        )
     frozen = [(r["id"], r["control"]) for r in results if not r["changed"]]
     assert not frozen, f"{page}: scrubbing these controls did not change the figure: {frozen}"
     assert all(r["alt"] for r in results), f"{page}: a scrubber image has no alt text"
@@ -197,14 +201,19 @@ def test_scrubbers_move_when_scrubbed(page, server, driver):
 #: Pages whose chapter has a live explorer, and so must also have its kernel-free twin.
 PAGES_WITH_EXPLORERS = {
     "chapters/01_gpu_anatomy",
+    "chapters/01_1_peak_and_parallelism",
     "chapters/02_roofline",
     "chapters/03_1_low_precision",
+    "chapters/03_3_recomputation",
     "chapters/03_4_coalescing",
     "chapters/03_6_tiling",
     "chapters/03_7_wave_quantization",
+    "chapters/03_8_asynchrony",
     "chapters/04_flashattention",
     "chapters/04_flashattention_algorithm",
+    "chapters/04_inference_decode",
     "chapters/05_memory_hierarchy",
+    "chapters/05_collectives",
 }
 
 
@@ -330,6 +339,50 @@ def test_no_page_scrolls_sideways_on_a_phone(page, server, phone):
         pytest.fail(f"{page} is {width} px wide at {PHONE['width']} px: {wide}", pytrace=False)
 
 
+#: Mark the widest static figure of a page (scrubber and Vega figures excepted) and report it.
+WIDEST_FIGURE_JS = """
+const imgs = Array.from(document.querySelectorAll('.bd-article .cell_output img'))
+  .filter(i => !i.closest('.gpuperf-scrubber'));
+imgs.forEach(i => { i.loading = 'eager'; });
+const img = imgs.sort((a, b) => b.naturalWidth - a.naturalWidth)[0];
+if (!img) { return null; }
+img.setAttribute('data-zoom-test', '1');
+img.scrollIntoView({block: 'center'});
+const r = img.getBoundingClientRect();
+return {zoomable: img.classList.contains('gpuperf-zoomable'), natural: img.naturalWidth,
+        aspect: [r.height / r.width, img.naturalHeight / img.naturalWidth]};
+"""
+#: Tap the marked figure; report its width and the page's.
+TAP_FIGURE_JS = """
+const img = document.querySelector('img[data-zoom-test]');
+img.click();
+return [img.getBoundingClientRect().width, document.documentElement.scrollWidth];
+"""
+
+
+def test_a_shrunk_figure_enlarges_on_a_tap(server, phone):
+    """Chapter 1's widest figure is shrunk to the phone's column; a tap shows it at its own size
+    inside its output box (the page still does not scroll sideways); a second tap fits it again."""
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    phone.get(f"{server}/chapters/01_gpu_anatomy.html")
+    _wait_until_settled(phone)
+    WebDriverWait(phone, 10).until(
+        lambda b: (b.execute_script(WIDEST_FIGURE_JS) or {}).get("natural")
+    )
+    before = phone.execute_script(WIDEST_FIGURE_JS)
+    assert before["zoomable"], f"the widest figure is not marked for a tap: {before}"
+    shown, own = before["aspect"]
+    assert abs(shown - own) < 0.02 * own, f"the shrunk figure is distorted: {before}"
+    width, page_width = phone.execute_script(TAP_FIGURE_JS)
+    assert phone.current_url.endswith("01_gpu_anatomy.html"), "the tap left the page"
+    assert width > PHONE["width"], f"the tapped figure is {width} px wide, not enlarged"
+    assert page_width <= PHONE["width"], "the enlarged figure scrolls the page, not its own box"
+    _screenshot(phone, "chapters/01_gpu_anatomy", "390-figure-enlarged")
+    width, _ = phone.execute_script(TAP_FIGURE_JS)
+    assert width < PHONE["width"], "a second tap did not fit the figure to the column again"
+
+
 FIRST_VIEW_JS = """
 return [location.href].concat(performance.getEntriesByType('resource').map(e => e.name));
 """
@@ -375,3 +428,126 @@ def test_mathjax_loads_only_on_pages_with_maths(server, phone, built_book):
     assert not [name for name in intro if "mathjax" in name], sorted(intro)
     roofline = first_view_bytes(phone, server, built_book.html, "chapters/02_roofline")
     assert [name for name in roofline if "mathjax" in name], sorted(roofline)
+
+
+# ------------------------------------------------------------------------------ vega figures
+#: Pages whose kernel-free twin is a client-side gpuperf.vega figure (every live control).
+PAGES_WITH_VEGA = {
+    "chapters/01_gpu_anatomy",
+    "chapters/01_1_peak_and_parallelism",
+    "chapters/02_roofline",
+    "chapters/03_1_low_precision",
+    "chapters/03_3_recomputation",
+    "chapters/03_4_coalescing",
+    "chapters/03_6_tiling",
+    "chapters/03_7_wave_quantization",
+    "chapters/03_8_asynchrony",
+    "chapters/04_inference_decode",
+    "chapters/04_flashattention",
+    "chapters/04_flashattention_algorithm",
+    "chapters/05_collectives",
+    "chapters/05_memory_hierarchy",
+}
+
+#: Bring every gpuperf.vega figure near the screen (they start when they come within 400 px).
+SHOW_VEGA_JS = """
+const roots = Array.from(document.querySelectorAll('.gpuperf-vega'));
+roots.forEach(r => r.scrollIntoView({block: 'center'}));
+return roots.map(r => r.id);
+"""
+VEGA_READY_JS = """
+return Array.from(document.querySelectorAll('.gpuperf-vega'))
+  .every(r => r.getAttribute('data-ready') === '1');
+"""
+#: For every bound control of every figure: move it one notch, return the SVG before and after.
+VEGA_CONTROLS_JS = """
+const root = document.getElementById(arguments[0]);
+const inputs = root.querySelectorAll('.gpuperf-vega-controls [name]');
+return Array.from(inputs)
+  .map(i => ({name: i.getAttribute('name'), tag: i.tagName, value: i.value,
+              count: i.tagName === 'SELECT' ? i.options.length : Number(i.max) + 1}));
+"""
+VEGA_SET_JS = """
+const [uid, name, value] = arguments;
+const input = document.getElementById(uid).querySelector(`[name="${name}"]`);
+input.value = String(value);
+input.dispatchEvent(new Event('input', {bubbles: true}));
+input.dispatchEvent(new Event('change', {bubbles: true}));
+"""
+VEGA_PICTURE_JS = """
+const root = document.getElementById(arguments[0]);
+const svg = root.querySelector('.gpuperf-vega-chart svg');
+return svg ? svg.outerHTML + root.querySelector('.gpuperf-vega-note').textContent : '';
+"""
+
+
+def _show_vega_figures(browser) -> list[str]:
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    ids = browser.execute_script(SHOW_VEGA_JS)
+    for uid in ids:
+        browser.execute_script(f"document.getElementById('{uid}').scrollIntoView()")
+    WebDriverWait(browser, 60).until(lambda b: b.execute_script(VEGA_READY_JS))
+    return ids
+
+
+@pytest.mark.parametrize("page", sorted(PAGES_WITH_VEGA))
+def test_vega_figures_draw_and_every_control_moves_them(page, server, driver):
+    """The figure draws an SVG offline; moving any bound control changes the picture or its
+    note; nothing is logged to the console as an error."""
+    from selenium.common.exceptions import TimeoutException
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    driver.get_log("browser")
+    driver.get(f"{server}/{page}.html")
+    _wait_until_settled(driver)
+    ids = _show_vega_figures(driver)
+    assert ids, f"{page}: expected a gpuperf.vega figure"
+    frozen = []
+    for uid in ids:
+        before_all = driver.execute_script(VEGA_PICTURE_JS, uid)
+        assert "<svg" in before_all, f"{page}: {uid} drew no SVG"
+        controls = driver.execute_script(VEGA_CONTROLS_JS, uid)
+        assert controls, f"{page}: {uid} has no controls"
+        for c in controls:
+            before = driver.execute_script(VEGA_PICTURE_JS, uid)
+            # a notch that lands on a combination with data: the next value, or the previous
+            target = (int(c["value"]) + 1) % c["count"]
+            driver.execute_script(VEGA_SET_JS, uid, c["name"], target)
+            try:
+                WebDriverWait(driver, 5).until(
+                    lambda b, uid=uid, before=before: (
+                        b.execute_script(VEGA_PICTURE_JS, uid) != before
+                    )
+                )
+            except TimeoutException:
+                frozen.append((uid, c["name"]))
+            driver.execute_script(VEGA_SET_JS, uid, c["name"], c["value"])
+    _screenshot(driver, page, "1280-vega")
+    assert not frozen, f"{page}: moving these controls did not change the figure: {frozen}"
+    severe = [e for e in driver.get_log("browser") if e["level"] == "SEVERE"]
+    assert not severe, f"{page}: console errors: {severe}"
+
+
+@pytest.mark.parametrize("page", sorted(PAGES_WITH_VEGA))
+def test_vega_figures_fit_a_phone(page, server, phone):
+    """Drawn at 390 px, a figure is as wide as its column: the page does not scroll sideways,
+    and the chart's text is drawn at least 9 px high."""
+    phone.get(f"{server}/{page}.html")
+    _wait_until_settled(phone)
+    ids = _show_vega_figures(phone)
+    _screenshot(phone, page, "390-vega")
+    width = phone.execute_script("return document.documentElement.scrollWidth")
+    if width > PHONE["width"]:
+        wide = phone.execute_script(WIDE_JS, PHONE["width"])
+        pytest.fail(f"{page} is {width} px wide at {PHONE['width']} px: {wide}", pytrace=False)
+    for uid in ids:
+        right, smallest = phone.execute_script(
+            "const svg = document.getElementById(arguments[0]).querySelector('svg');"
+            "const sizes = Array.from(svg.querySelectorAll('text')).filter(t => t.textContent)"
+            "  .map(t => t.getBoundingClientRect().height);"
+            "return [svg.getBoundingClientRect().right, Math.min(...sizes)];",
+            uid,
+        )
+        assert right <= PHONE["width"] + 1, f"{page}: {uid} ends at {right} px"
+        assert smallest >= 9, f"{page}: {uid} draws text {smallest:.1f} px high"

@@ -29,7 +29,7 @@ from gpuperf.classroom import sandbox, wire
 ROOT = Path(__file__).resolve().parents[1]
 LAB = ROOT / "labs" / "lab1_rooflines"
 RECIPES = runpy.run_path(str(ROOT / "tests" / "submissions" / "lab1_rooflines.py"))["RECIPES"]
-QUESTIONS = ["q1", "q2", "q3", "q4", "q5"]
+QUESTIONS = ["q1", "q2", "q3", "q4", "q5", "q6"]
 #: short limits: the hanging cells must not cost minutes
 TIMEOUT_S, CELL_TIMEOUT_S = "240", "15"
 
@@ -181,8 +181,8 @@ def test_ungraded_submissions_say_why(graded_class) -> None:
         assert rows[name]["status"] == "UNGRADED" and rows[name]["total"] == ""
         assert all(rows[name][q] == "" for q in QUESTIONS), rows[name]  # nothing was tested
     # a tampering row keeps what the trusted tests gave, for the instructor to judge
-    assert [rows["patch_checks"][q] for q in QUESTIONS] == ["0"] * 5
-    assert rows["master"]["max_total"] == "10"
+    assert [rows["patch_checks"][q] for q in QUESTIONS] == ["0"] * len(QUESTIONS)
+    assert rows["master"]["max_total"] == "12"
     assert rows["in_a_folder"]["status"] == "GRADED" and rows["in_a_folder"]["total"] == "0"
 
 
@@ -193,8 +193,8 @@ def test_nothing_outside_the_sandbox_changed(graded_class) -> None:
     # the attack found nothing it could write: not the tests, not gpuperf, no other results
     printed = (out / "rewrite_files" / "output.log").read_text()
     assert "rewrote []" in printed, printed[-2000:]
-    # other students' results were not rewritten (the attack writes 10/10 everywhere it can)
-    assert rows["untouched"]["total"] == "0" and rows["master"]["total"] == "10"
+    # other students' results were not rewritten (the attack writes 12/12 everywhere it can)
+    assert rows["untouched"]["total"] == "0" and rows["master"]["total"] == "12"
 
 
 def test_feedback_never_contains_hidden_tests(graded_class, lab) -> None:
@@ -231,7 +231,7 @@ def test_fallback_sandbox_grades_and_says_so(tmp_path, lab) -> None:
     assert result.returncode == 0, result.stderr
     with open(tmp_path / "out" / LAB.name / "grades.csv", newline="") as handle:
         (row,) = list(csv.DictReader(handle))
-    assert (row["sandbox"], row["status"], row["total"]) == ("fallback", "GRADED", "10"), row
+    assert (row["sandbox"], row["status"], row["total"]) == ("fallback", "GRADED", "12"), row
 
 
 def test_bubblewrap_is_used_in_ci() -> None:

@@ -73,6 +73,13 @@ WRONG: dict[str, dict[str, str | tuple[str, str]]] = {
         "    return 'a lot'\n",
         # everything memory-bound
         "q5": "verdicts = {(o, c): 'memory' for o in OPS for c in CHIP_PRECISION}\n",
+        # the boost clock taken for the tensor clock, bytes in flight not shared out per SM
+        "q6": "from gpuperf import parallelism\nh100 = chip('H100-SXM')\n"
+        "LATENCY_S = parallelism.dram_latency('H100-SXM').value\n"
+        "tensor_clock_hz = h100.boost_clock_hz\n"
+        "bytes_in_flight_per_sm = h100.hbm_bandwidth * LATENCY_S\n"
+        "warps_needed = math.ceil(bytes_in_flight_per_sm / (32 * 16))\n"
+        "min_loads_in_flight = 1\n",
     },
     "lab2_fusion": {
         # forgot the ReLU
@@ -91,6 +98,8 @@ WRONG: dict[str, dict[str, str | tuple[str, str]]] = {
         # precision ignored
         "q3": "fused_intensity = {'fp32': 0.25, 'fp16': 0.25}\n"
         "matmul_256_bound = {'fp32': 'compute', 'fp16': 'compute'}\n",
+        # the attention scores counted once for all heads (a forgotten)
+        "q4": ("return s * b * h * (34 + 5 * a * s / h)", "return s * b * h * (34 + 5 * s / h)"),
     },
     "lab3_tiled_matmul": {
         # the store mask drops the ragged edge tiles
@@ -106,6 +115,11 @@ WRONG: dict[str, dict[str, str | tuple[str, str]]] = {
         ),
         # floor instead of ceiling
         "q3": ("waves = math.ceil(tiles / sms)", "waves = max(1, tiles // sms)"),
+        # the all-ones exponent counted as a finite binade (no room left for inf and NaN)
+        "q4": (
+            "max_exponent = (2**exponent_bits - 2) - bias",
+            "max_exponent = (2**exponent_bits - 1) - bias",
+        ),
     },
     "lab4_flashattention": {
         # the running sum is not rescaled when the max grows
@@ -117,6 +131,8 @@ WRONG: dict[str, dict[str, str | tuple[str, str]]] = {
             "dk[..., j:j + BLOCK_N, :] += ds.transpose(-1, -2) @ qi * scale",
             "dk[..., j:j + BLOCK_N, :] += ds.transpose(-1, -2) @ qi",
         ),
+        # the chunks' outputs averaged: no weight ℓ_s · exp(m_s − M)
+        "q4": ("w = ell * np.exp(m - big_m)", "w = np.ones_like(ell)"),
     },
     "lab5_memory_hierarchy": {
         # the offset is ignored
@@ -132,6 +148,11 @@ WRONG: dict[str, dict[str, str | tuple[str, str]]] = {
         # t0 / W instead of t0 * W, and guesses for the rest
         "q4": "t0, W = REF_LATENCY.value, REF_BANDWIDTH.value\nhalf_bandwidth_bytes = t0 / W\n"
         "n_90 = 0.9 * t0 / W\nbatching_speedup = 1.0\nimplied_latency_s = t0\n",
+        # the bus bandwidth taken for the rate the message moves at
+        "q5": (
+            "return bus_bandwidth * ranks / (2 * (ranks - 1))",
+            "return bus_bandwidth",
+        ),
     },
 }
 

@@ -198,6 +198,8 @@ def test_colab_setup_source_installs_only_gpuperf_and_only_in_colab():
     source = nbhelpers.colab_setup_source("https://github.com/gpuperf/gpuperf")
     assert 'if "google.colab" in sys.modules:' in source
     assert '%pip install -q "gpuperf @ git+https://github.com/gpuperf/gpuperf"' in source
+    # figures at twice their page size in pixels: sharp on a phone's dense screen (issue 13)
+    assert source.endswith('%config InlineBackend.figure_formats = ["retina"]')
     for package in ("numpy", "torch", "matplotlib", "ipywidgets", "-U", "--upgrade"):
         assert package not in source.split("if ")[1]
 

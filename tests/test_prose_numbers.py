@@ -58,6 +58,13 @@ def is_an_input(number: str) -> bool:
     return False
 
 
+#: The data grid of a gpuperf.vega figure (every combination of its controls, not a result the
+#: prose could quote): its spec inside the HTML, and the same spec as a Vega-Lite output.
+VEGA_SPEC = re.compile(
+    r'<script type="application/json" class="gpuperf-vega-spec">.*?</script>', re.S
+)
+
+
 def computed_numbers(nb) -> set[str]:
     found: set[str] = set()
     for cell in nb.cells:
@@ -68,8 +75,12 @@ def computed_numbers(nb) -> set[str]:
                 text = output.text
             else:
                 data = output.get("data", {})
-                text = "\n".join(str(v) for k, v in data.items() if not k.startswith("image/"))
-            found |= {_plain(n) for n in NUMBER.findall(text)}
+                text = "\n".join(
+                    str(v)
+                    for k, v in data.items()
+                    if not k.startswith(("image/", "application/vnd.vegalite"))
+                )
+            found |= {_plain(n) for n in NUMBER.findall(VEGA_SPEC.sub(" ", text))}
     return found
 
 

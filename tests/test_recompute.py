@@ -137,3 +137,150 @@ def test_checkpoint_search_is_exact_and_bounded():
 def test_overhead_of_layers_without_flops_is_the_limit():
     assert recompute.checkpointing(12, 9.0, 1.0, 0, 4).compute_overhead == pytest.approx(1 / 3)
     assert recompute.checkpointing(12, 9.0, 1.0, 0, 0).compute_overhead == 0.0
+
+
+# --- one transformer layer: the 34 + 5·a·s/h count and the recompute modes --------------------
+
+
+def test_activation_terms_add_up_to_34_and_5():
+    terms = recompute.layer_activation_terms()
+    assert sum(t.sbh_bytes for t in terms) == 34
+    assert sum(t.as2b_bytes for t in terms) == 5
+    assert sum(t.sbh_bytes for t in terms if t.tensor_parallel) == 24
+    assert sum(t.sbh_bytes for t in terms if not t.tensor_parallel) == 10
+    # Selective drops exactly the score-sized tensors; full keeps exactly the 2·sbh input.
+    assert all(t.selective == (t.as2b_bytes > 0) for t in terms)
+    assert [t.sbh_bytes for t in terms if t.layer_input] == [2]
+    # Every score-sized tensor is split by tensor parallelism (heads are split).
+    assert all(t.tensor_parallel for t in terms if t.as2b_bytes)
+
+
+def _closed_form(s, b, h, a, t, sp, mode):
+    # The closed forms per mode and parallelism, written independently of the term table.
+    if mode == "full":
+        return 2 * s * b * h / (t if sp else 1)
+    scores = 0 if mode == "selective" else 5 * a * s / h
+    if sp:
+        return s * b * h * (34 + scores) / t
+    return s * b * h * (10 + 24 / t + scores / t)
+
+
+@pytest.mark.parametrize("mode", ["none", "selective", "full"])
+@pytest.mark.parametrize("sp", [False, True])
+@pytest.mark.parametrize(
+    ("s", "b", "h", "a", "t"),
+    [(2048, 1, 4096, 32, 1), (2048, 4, 12288, 96, 8), (4096, 2, 5120, 40, 4), (96, 3, 60, 6, 2)],
+)
+def test_layer_activations_match_the_closed_forms(s, b, h, a, t, sp, mode):
+    plan = recompute.layer_activations(s, b, h, a, t, sp, mode)
+    assert plan.activation_bytes == pytest.approx(_closed_form(s, b, h, a, t, sp, mode))
+    assert plan.baseline_bytes == pytest.approx(_closed_form(s, b, h, a, t, sp, "none"))
+    assert plan.bytes_per_sbh == pytest.approx(plan.activation_bytes / (s * b * h))
+
+
+def test_worked_numbers_by_hand():
+    # s = 2048, b = 1, h = 4096, a = 32: 5·a·s/h = 80, so 114 bytes per s·b·h element.
+    plan = recompute.layer_activations(2048, 1, 4096, 32)
+    assert plan.bytes_per_sbh == 114
+    assert plan.activation_bytes == 114 * 2048 * 4096  # 956,301,312 B ≈ 0.96 GB per layer
+    selective = recompute.layer_activations(2048, 1, 4096, 32, mode="selective")
+    assert selective.activation_bytes == 34 * 2048 * 4096
+    assert selective.memory_saving == pytest.approx(114 / 34)
+    full = recompute.layer_activations(2048, 1, 4096, 32, mode="full")
+    assert full.activation_bytes == 2 * 2048 * 4096 and full.memory_saving == 57
+
+
+def test_layer_flops_are_the_matmuls_of_the_layer():
+    from gpuperf import cost
+
+    s, b, h, a = 1024, 2, 768, 12
+    tokens = s * b
+    dense = sum(
+        cost.matmul(tokens, n, k).flops for n, k in ((3 * h, h), (h, h), (4 * h, h), (h, 4 * h))
+    )
+    attention = cost.attention_flops(b, a, s, h // a)
+    assert recompute.layer_forward_flops(s, b, h) == pytest.approx(dense + attention)
+    for t in (1, 4):
+        none = recompute.layer_activations(s, b, h, a, t, mode="none")
+        sel = recompute.layer_activations(s, b, h, a, t, mode="selective")
+        full = recompute.layer_activations(s, b, h, a, t, mode="full")
+        assert none.forward_flops == pytest.approx((dense + attention) / t)
+        assert none.recompute_flops == 0 and none.compute_overhead == 0
+        assert full.compute_overhead == pytest.approx(1 / 3)
+        assert full.step_flops == pytest.approx(4 * none.forward_flops)
+        # Selective: QKᵀ again, half of attention's forward matmul FLOPs.
+        assert sel.recompute_flops == pytest.approx(attention / 2 / t)
+        ratio = s / h  # 2bs²h / (72bsh² + 12bs²h) = (s/h) / (36 + 6 s/h)
+        assert sel.compute_overhead == pytest.approx(ratio / (36 + 6 * ratio))
+
+
+def test_peak_and_the_mode_that_fits_a_budget():
+    args = (2048, 1, 4096, 32)
+    plans = {m: recompute.layer_activations(*args, mode=m) for m in recompute.RECOMPUTE_MODES}
+    a_none = plans["none"].activation_bytes
+    assert plans["none"].peak_bytes(32) == 32 * a_none
+    assert plans["full"].peak_bytes(32) == 31 * 2 * 2048 * 4096 + a_none
+    assert plans["selective"].peak_bytes(32) == 31 * plans["selective"].activation_bytes + a_none
+    fit = recompute.recompute_mode_for_budget
+    assert fit(32 * a_none, 32, *args) == "none"
+    assert fit(32 * a_none - 1, 32, *args) == "selective"
+    assert fit(plans["selective"].peak_bytes(32) - 1, 32, *args) == "full"
+    assert fit(plans["full"].peak_bytes(32) - 1, 32, *args) is None
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "match"),
+    [
+        ({"heads": 5}, "heads=5 must divide hidden=64"),
+        ({"tensor_parallel": 3}, "tensor_parallel=3 must divide heads=8"),
+        ({"seq_len": 6, "tensor_parallel": 4, "sequence_parallel": True}, "must divide seq_len=6"),
+        ({"mode": "attention"}, "mode='attention' is not one of"),
+        ({"sequence_parallel": "yes"}, "sequence_parallel='yes' must be True or False"),
+        ({"micro_batch": 0}, "micro_batch=0 must be an integer ≥ 1"),
+    ],
+)
+def test_layer_activations_reject_bad_arguments(kwargs, match):
+    args = {"seq_len": 16, "micro_batch": 2, "hidden": 64, "heads": 8, **kwargs}
+    with pytest.raises((ValueError, TypeError), match=match):
+        recompute.layer_activations(**args)
+
+
+@pytest.mark.parametrize("mode", ["none", "selective", "full"])
+def test_measured_saved_bytes_equal_the_term_table(mode):
+    """An independent check: autograd's own saved tensors, counted, equal the model's bytes.
+
+    The only extra tensors are LayerNorm's per-token mean and 1/σ (4 × s·b values), which the
+    16-bit formula leaves out; with full recomputation the layer keeps its input alone.
+    """
+    torch = pytest.importorskip("torch")
+    s, b, h, a = 12, 3, 32, 4
+    torch.manual_seed(0)
+    layer = recompute.transformer_layer(h, a, mode, dtype=torch.bfloat16)
+    x = torch.randn(s, b, h, dtype=torch.bfloat16, requires_grad=True)
+    saved = recompute.saved_tensor_bytes(layer, x, exclude=list(layer.parameters()))
+    _, mean, _ = torch.native_layer_norm(x.detach(), (h,), None, None, 1e-5)
+    stats = 0 if mode == "full" else 4 * s * b * mean.element_size()
+    model = recompute.layer_activations(s, b, h, a, mode=mode)
+    assert saved.n_bytes == model.activation_bytes + stats
+
+
+def test_recomputing_modes_give_the_same_gradients():
+    torch = pytest.importorskip("torch")
+    from gpuperf.tolerances import tolerance
+
+    s, b, h, a = 10, 2, 16, 4
+    x = torch.randn(s, b, h)
+    grads = {}
+    for mode in recompute.RECOMPUTE_MODES:
+        torch.manual_seed(1)
+        layer = recompute.transformer_layer(h, a, mode)
+        xi = x.clone().requires_grad_(True)
+        torch.manual_seed(2)  # same dropout masks in every mode (checkpoint replays the RNG)
+        layer(xi).square().sum().backward()
+        grads[mode] = (xi.grad, layer.qkv.weight.grad)
+    rtol, atol = tolerance("fp32")
+    for mode in ("selective", "full"):
+        for got, want in zip(grads[mode], grads["none"], strict=True):
+            torch.testing.assert_close(got, want, rtol=rtol, atol=atol)
+    with pytest.raises(ValueError, match="hidden=8192 must be an integer"):
+        recompute.transformer_layer(8192, 64)

@@ -77,3 +77,44 @@ def test_bad_arguments_are_named():
         tiling.program_tiles(256, 256, 48, 64)
     with pytest.raises(ValueError, match="no SMs"):
         tiling.l2_levels(256, 256, 256, 64, 64, 32, "TPU v5e")
+
+
+def test_co_resident_ctas_widen_the_wave():
+    # Two programs per SM: an H100 wave is 264 tiles, 4 waves for 1024 tiles, and with more
+    # programs sharing each fetched panel HBM sees fewer bytes than with one program per SM.
+    one = tiling.l2_levels(4096, 4096, 4096, 128, 128, 32, "H100-SXM", ctas_per_sm=1)
+    two = tiling.l2_levels(4096, 4096, 4096, 128, 128, 32, "H100-SXM", ctas_per_sm=2)
+    assert (one.concurrent_tiles, one.waves) == (132, 8)
+    assert (two.concurrent_tiles, two.waves) == (264, 4)
+    pid_m, pid_n = tiling.program_tiles(4096, 4096, 128, 128, 8)
+    expected = sum(
+        (len(set(pid_m[w * 264 : (w + 1) * 264].tolist()))
+         + len(set(pid_n[w * 264 : (w + 1) * 264].tolist()))) * 128 * 4096 * 2
+        for w in range(4)
+    )  # fmt: skip
+    assert two.hbm_bytes == pytest.approx(expected + 4096 * 4096 * 2)
+    assert two.hbm_intensity > one.hbm_intensity
+    assert two.l2_bytes == one.l2_bytes  # per-tile traffic does not depend on residency
+    with pytest.raises(ValueError, match="ctas_per_sm"):
+        tiling.l2_levels(4096, 4096, 4096, 128, 128, 32, "H100-SXM", ctas_per_sm=0)
+
+
+def test_ctas_per_sm_comes_from_the_compiler_table():
+    from gpuperf import chip
+    from gpuperf.widgets import tile_reports
+
+    for name, target in (("T4", "sm_75"), ("A100-80GB", "sm_80"), ("H100-SXM", "sm_90")):
+        for bm, bn in ((64, 64), (128, 128)):
+            r = tile_reports.tile_report(target, bm, bn, 32)
+            occ = tiling.occupancy(
+                chip(name), 32 * tile_reports.NUM_WARPS, r.registers_per_thread,
+                r.shared_memory_bytes,
+            )  # fmt: skip
+            got = tile_reports.ctas_per_sm(name, bm, bn, 32)
+            assert got == occ.blocks_per_sm >= 1, (name, bm, bn)
+            assert got * tile_reports.NUM_WARPS == pytest.approx(
+                r.occupancy * chip(name).max_threads_per_sm / 32
+            )
+    # A tile the table did not compile has no residency to report.
+    assert not tile_reports.tile_report("sm_75", 256, 256, 32).fits
+    assert tile_reports.ctas_per_sm("T4", 256, 256, 32) is None

@@ -71,6 +71,20 @@ def test_image_keeps_its_natural_size_and_controls_wrap_whole():
         LiveFigure(live.figure, [], density=0.5)
 
 
+def test_controls_are_sized_to_their_content():
+    """Labels are never cut and every toggle button shows (JupyterLab clipped them otherwise)."""
+    import ipywidgets as widgets
+
+    from gpuperf.widgets.live import fit_content
+
+    toggles = fit_content(widgets.ToggleButtons(options=["matmul", "elementwise", "attention"]))
+    assert toggles.style.button_width == "auto" and toggles.layout.width == "auto"
+    assert toggles.layout.flex_flow == "row nowrap", "label and buttons on one line"
+    slider = fit_content(widgets.IntSlider(description="tokens B / N"))
+    assert slider.style.description_width == "initial"
+    assert slider.layout.flex == "0 0 auto" and slider.layout.width is None
+
+
 def test_a_rescaled_axis_redraws_the_background():
     explorer, point = _explorer()
     axes = point.axes

@@ -7,7 +7,7 @@ redefines ``np``, ``OPS`` or ``CHIPS`` cannot change what its answers are compar
 
 import numpy as np
 
-from gpuperf import cost, roofline
+from gpuperf import chip, cost, parallelism, roofline
 from gpuperf.grading import (
     answer,
     call,
@@ -100,4 +100,31 @@ def q5(env):
             for op_name, op in ops.items()
             for chip_name, precision in CHIP_PRECISION.items()
         },
+    )
+
+
+def q6(env):
+    integrity_check()
+    h100 = chip("H100-SXM")
+    latency_s = parallelism.dram_latency("H100-SXM").value
+    check_close(
+        "tensor_clock_hz",
+        answer(env, "tensor_clock_hz"),
+        parallelism.peak_decomposition(h100, "bf16").implied_clock_hz,
+        unit="Hz",
+    )
+    vector = parallelism.memory_parallelism(h100, latency_s, bytes_per_load=16, loads_in_flight=1)
+    check_close(
+        "bytes_in_flight_per_sm",
+        answer(env, "bytes_in_flight_per_sm"),
+        vector.bytes_in_flight_per_sm,
+        unit="B",
+        hints={float(h100.sm_count): "divide the chip's bytes in flight by its number of SMs"},
+    )
+    check_close("warps_needed", answer(env, "warps_needed"), vector.warps_needed_per_sm)
+    scalar = parallelism.memory_parallelism(h100, latency_s, bytes_per_load=4, loads_in_flight=1)
+    check_close(
+        "min_loads_in_flight",
+        answer(env, "min_loads_in_flight"),
+        scalar.loads_in_flight_needed_at_full_occupancy,
     )

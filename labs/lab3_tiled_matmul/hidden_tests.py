@@ -10,7 +10,7 @@ import numpy as np
 import torch
 import triton
 
-from gpuperf import tiling
+from gpuperf import numerics, tiling
 from gpuperf.grading import (
     answer,
     call,
@@ -117,3 +117,42 @@ def q3(env):
         check_close(
             name, answer(env, name), tiling.wave_efficiency(size, size, 256, 128, "H100-SXM")
         )
+
+
+def q4(env):
+    integrity_check()
+    format_limits, running_sum = answer(env, "format_limits"), answer(env, "running_sum")
+    for name in ["bf16", "fp32", "e5m2", "tf32"]:
+        fmt = numerics.FORMATS[name]
+        bits = (fmt.exponent_bits, fmt.mantissa_bits)
+        result = call("format_limits", format_limits, *bits)
+        check_true(
+            type(result) is tuple and len(result) == 3,
+            "format_limits should return a tuple (largest_finite, smallest_normal, unit_roundoff)",
+        )
+        check_close(f"format_limits{bits}[0]", result[0], fmt.largest_finite, rtol=1e-9)
+        check_close(f"format_limits{bits}[1]", result[1], fmt.smallest_normal, rtol=1e-9)
+        check_close(f"format_limits{bits}[2]", result[2], fmt.unit_roundoff, rtol=1e-9)
+    # the lab's dot product, rebuilt here: the expected errors come from gpuperf.numerics
+    x, y = numerics.dot_inputs(4096, 1, "fp16", seed=5)
+    exact = float((x * y).sum())
+    acc_errors = answer(env, "acc_errors")
+    check_true(
+        isinstance(acc_errors, dict) and set(acc_errors) == {"fp16", "fp32"},
+        'acc_errors should be a dict with the keys "fp16" and "fp32"',
+    )
+    for name in ["fp16", "fp32"]:
+        expected = abs(numerics.accumulate(x * y, name)[0, -1] - exact) / exact
+        check_close(f'acc_errors["{name}"]', acc_errors[name], expected, rtol=0.05)
+    # running_sum itself, on a short sum where fp16 stalls: 2048 + 1 rounds back to 2048
+    ones = torch.ones(2100, device=DEVICE)
+    check_close(
+        "running_sum(torch.ones(2100), torch.float16)",
+        call("running_sum", running_sum, ones, torch.float16),
+        2048.0,
+    )
+    check_close(
+        "running_sum(torch.ones(2100), torch.float32)",
+        call("running_sum", running_sum, ones, torch.float32),
+        2100.0,
+    )

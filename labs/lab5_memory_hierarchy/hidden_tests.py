@@ -8,7 +8,7 @@ fits are checked on timings *predicted* by the model, never on invented measurem
 
 import numpy as np
 
-from gpuperf import measurements, memory
+from gpuperf import collectives, measurements, memory
 from gpuperf.grading import answer, call, check_close, check_true, integrity_check
 from gpuperf.kernels.copy import copy_cost
 
@@ -90,4 +90,49 @@ def q4(env):
         answer(env, "implied_latency_s"),
         measurements.LATENCY_BOUND_BELOW_BYTES / w,
         unit="s",
+    )
+
+
+def q5(env):
+    integrity_check()
+    ring_allreduce_time = answer(env, "ring_allreduce_time")
+    for message_bytes, ranks, link_bandwidth, step_latency_s in [
+        (2e9, 2, 450e9, 1e-6),
+        (3e6, 1024, 50e9, 2e-6),
+        (1e3, 64, 300e9, 0.0),
+        (7.5e8, 5, 25e9, 5e-6),
+    ]:
+        ref = collectives.collective_time(
+            "all-reduce", message_bytes, ranks, link_bandwidth, step_latency_s
+        )
+        check_close(
+            f"ring_allreduce_time({message_bytes:g}, {ranks}, {link_bandwidth:g}, "
+            f"{step_latency_s:g})",
+            call(
+                "ring_allreduce_time",
+                ring_allreduce_time,
+                message_bytes,
+                ranks,
+                link_bandwidth,
+                step_latency_s,
+            ),
+            ref.time_s,
+            unit="s",
+        )
+    allreduce_algbw = answer(env, "allreduce_algbw")
+    for bus_bandwidth, ranks in [(335e9, 128), (100e9, 2), (230e9, 16)]:
+        check_close(
+            f"allreduce_algbw({bus_bandwidth:g}, {ranks})",
+            call("allreduce_algbw", allreduce_algbw, bus_bandwidth, ranks),
+            collectives.algorithm_bandwidth(bus_bandwidth, "all-reduce", ranks),
+            unit="B/s",
+        )
+    t0 = measurements.find("all-reduce latency, one node", "H100-SXM").value
+    busbw = measurements.find("all-reduce bus bandwidth in one node", "H100-SXM").value
+    check_close(
+        "n_half_node",
+        answer(env, "n_half_node"),
+        collectives.half_bandwidth_message_bytes(t0, busbw, "all-reduce", 8),
+        unit="B",
+        hints={1.75: "n½ = t₀ · algbw: the message moves at the algorithm bandwidth, not busbw"},
     )

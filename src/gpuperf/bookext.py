@@ -11,6 +11,10 @@ page must stay under 600 kB gzipped, ``tests/test_browser.py`` measures it):
   under ``_images/frames/`` that the browser fetches when a control selects them;
 * the theme's Font Awesome fonts are cut to the few icons the book shows (275 kB → 5 kB);
 * every image loads lazily, when the reader scrolls near it;
+* the spec (data grid) of every :mod:`gpuperf.vega` figure moves into a JSON file under
+  ``_images/vega/`` that the figure fetches when it nears the screen, and the Vega runtime the
+  figures draw with is written once to ``_static/gpuperf-vega.js`` (from the
+  ``vl-convert-python`` wheel, at build time: no CDN);
 
 and it writes, under ``_build/html/downloads/``:
 
@@ -272,6 +276,49 @@ def externalize_frames(html: str, page: str, outdir: Path) -> str:
     return _INLINE_IMG.sub(lambda m: f'{m.group(1)}{url_of(m.group(2))}"', html)
 
 
+_VEGA_SPEC = re.compile(
+    r'(<script type="application/json" class="gpuperf-vega-spec")>(.*?)</script>', re.S
+)
+#: Specs of :mod:`gpuperf.vega` figures, one JSON file each, named by content.
+VEGA_DIR = "_images/vega"
+
+
+def externalize_vega_specs(html: str, page: str, outdir: Path) -> str:
+    """Move each :mod:`gpuperf.vega` figure's spec (its data grid: tens to hundreds of kB) out of
+    the page into a JSON file, which the figure fetches when it nears the screen."""
+    import hashlib
+
+    page_dir = posixpath.dirname(page)
+
+    def move(match: re.Match[str]) -> str:
+        text = match.group(2)
+        if not text.strip():
+            return match.group(0)
+        data = text.encode("utf-8")
+        name = f"{VEGA_DIR}/{hashlib.sha256(data).hexdigest()[:24]}.json"
+        target = outdir / name
+        if not target.exists():
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_bytes(data)
+        return f'{match.group(1)} data-src="{posixpath.relpath(name, page_dir or ".")}"></script>'
+
+    return _VEGA_SPEC.sub(move, html)
+
+
+def write_vega_bundle(outdir: Path) -> bool:
+    """Write the Vega runtime into ``_static/`` when a page has a :mod:`gpuperf.vega` figure."""
+    if not any(
+        "gpuperf-vega-spec" in path.read_text(encoding="utf-8", errors="ignore")
+        for path in outdir.rglob("*.html")
+        if path.parts[len(outdir.parts)] not in {"_static", "_sources", "_images"}
+    ):
+        return False
+    from .vega import write_bundle
+
+    write_bundle(outdir / "_static")
+    return True
+
+
 _CSS_RULE = re.compile(r"([^{}]+)\{([^{}]*)\}")
 _CONTENT = re.compile(r'content:\s*"\\([0-9a-fA-F]{4,5})"')
 _FA_ONLY = re.compile(r"^\s*(\.fa-[a-z0-9-]+::?before\s*,?\s*)+$")
@@ -382,6 +429,7 @@ def lighten_pages(outdir: Path) -> dict[str, int]:
         html = path.read_text(encoding="utf-8")
         light = drop_widget_state(drop_mathjax_without_math(drop_fontawesome(html)))
         light = externalize_frames(light, page, outdir)
+        light = externalize_vega_specs(light, page, outdir)
         light = lazy_images(light)
         if icons:
             light = link_icons_css(light, page)
@@ -399,6 +447,8 @@ def build_downloads(app: Any, exception: BaseException | None) -> None:
         return
     log = logging.getLogger(__name__)
     outdir = Path(app.outdir)
+    if write_vega_bundle(outdir):
+        log.info("gpuperf: Vega runtime for the interactive figures → _static/")
     log.info(f"gpuperf: {subset_icon_fonts(outdir)} icon fonts cut to the glyphs in use")
     saved = lighten_pages(outdir)
     log.info(f"gpuperf: {len(saved)} pages lightened by {sum(saved.values()) / 1e6:.1f} MB")

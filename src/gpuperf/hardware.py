@@ -47,6 +47,17 @@ WARP_SIZE = 32
 MAX_THREADS_PER_BLOCK = 1024
 MAX_REGISTERS_PER_THREAD = 255
 
+#: Dense 16-bit (fp16/bf16) tensor-core FLOP per clock per SM, by compute capability, for the SM
+#: designs whose per-tensor-core rate is published on its own, not only worked back from a peak:
+#: (FLOP/clk/SM, source key). Volta: 8 tensor cores × 64 FMA/clk (Volta whitepaper); Ampere
+#: GA100: 4 × 256 FMA/clk (A100: 432 tensor cores × 256 FMA × 2 × 1.41 GHz = 312 TFLOP/s);
+#: Hopper: 4 × 512 FMA/clk (H100 SXM: 528 × 512 × 2 × 1.83 GHz = 989 TFLOP/s), both in STAS.
+#: Other parts (T4, A10G, L4, RTX 4090, B200) have no entry: their rate is only derived from the
+#: peak and a clock, see :func:`gpuperf.parallelism.peak_decomposition`.
+TENSOR_FLOP_PER_CLOCK_PER_SM: Mapping[tuple[int, int], tuple[int, str]] = MappingProxyType(
+    {(7, 0): (1024, "V100-WP"), (8, 0): (2048, "STAS"), (9, 0): (4096, "STAS")}
+)
+
 _T, _G = 1e12, 1e9
 
 
@@ -763,6 +774,7 @@ __all__ = [
     "NVLINK_BIDIRECTIONAL",
     "PCIE_GB_PER_S_PER_LANE",
     "SHARED_MEMORY_BYTES_PER_CLOCK_PER_SM",
+    "TENSOR_FLOP_PER_CLOCK_PER_SM",
     "WARP_SIZE",
     "Chip",
     "chip",

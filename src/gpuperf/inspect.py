@@ -2,9 +2,11 @@
 
 Triton can compile with no GPU present: ``triton.compile(ASTSource(fn, signature, constexprs),
 target=GPUTarget("cuda", cc, 32))`` produces PTX and a cubin for sm_75 (T4), sm_80 (A100) or sm_90
-(H100). From those we read the shared memory per block (compiler metadata), the registers per
-thread (``cuobjdump -res-usage``, shipped in the triton wheel) and whether tensor-core
-instructions appear (``mma.sync`` / ``wgmma`` in the PTX, ``HMMA`` / ``HGMMA`` in the SASS), and
+(H100), and on request (:data:`ARCH_TARGETS`) sm_100 (B200, ``tcgen05`` instructions).
+From those we read the shared memory per block (compiler metadata), the registers per
+thread (``cuobjdump -res-usage``, shipped in the triton wheel), whether ptxas spilled registers
+to local memory because 255 per thread were not enough, and whether tensor-core instructions
+appear (``mma.sync`` / ``wgmma`` in the PTX, ``HMMA`` / ``HGMMA`` in the SASS), and
 turn them into the theoretical occupancy on that chip with :func:`gpuperf.tiling.occupancy`.
 
 Compiled as the JIT compiles it: a kernel launched with ``kernel[grid](...)`` is specialised on
@@ -22,6 +24,14 @@ compiles, and the interpreter patches ``triton.language`` while it runs. The not
 interprets (no GPU), so compilation runs in a child process with ``TRITON_INTERPRET`` unset and
 ``GPUPERF_COMPILE_ONLY=1``. Results are cached on disk (keyed by the Triton version, the kernel
 module's source and the request), so a test suite or a chapter recompiles nothing twice.
+
+Spills: ptxas puts spilled registers in the per-thread *stack frame* (``STACK:`` in the
+``-res-usage`` line, "bytes stack frame" in ``ptxas -v``), not in ``LOCAL:``, which counts only
+local arrays and reads 0 for a kernel that spills heavily. A stack frame is not always a spill
+(``sin2cos2_fused`` on sm_75 has one, and ptxas reports no spill stores for it), so for a kernel
+with a stack frame ptxas is run again with ``-v`` on the same PTX, with Triton's options, and its
+"bytes spill stores / loads" decide; ``spill_bytes`` is the stack frame of a kernel that spills,
+0 otherwise.
 
 What this is not: a timing. Nothing here runs a kernel.
 """
@@ -47,6 +57,11 @@ TARGETS: dict[str, tuple[str, int]] = {
     "sm_80": ("A100", 80),
     "sm_90": ("H100", 90),
 }
+#: Targets compiled on request only (not by :func:`inspect_all`): Blackwell B200 (tcgen05, TMEM).
+ARCH_TARGETS: dict[str, tuple[str, int]] = {
+    "sm_100": ("B200", 100),
+}
+_ALL_TARGETS = {**TARGETS, **ARCH_TARGETS}
 DTYPES = ("fp32", "fp16", "bf16")
 
 
@@ -167,15 +182,25 @@ ARCH_KERNELS: dict[str, KernelSpec] = {
 }
 
 _FLOAT_SCALARS = ("scale",)
-_TC_PTX = re.compile(r"\b(wgmma\.mma_async[\w.]*|mma\.sync[\w.]*)")
-_TC_SASS = re.compile(r"\b(HGMMA|HMMA|IMMA|QGMMA)\b")
+# sm_100 (Blackwell): tcgen05.mma in the PTX, UTCHMMA / UTCQMMA in the SASS.
+_TC_PTX = re.compile(r"\b(wgmma\.mma_async[\w.]*|mma\.sync[\w.]*|tcgen05\.mma[\w.:]*)")
+_TC_SASS = re.compile(r"\b(HGMMA|HMMA|IMMA|QGMMA|UTCHMMA|UTCQMMA)\b")
 # Global-memory instructions in PTX: ld.global.v4.b32 moves 4 × 32 bits per thread (vectorised).
 _GLOBAL_ACCESS = re.compile(r"\b((?:ld|st)\.global(?:\.[\w:]+)*)")
 _VECTOR = re.compile(r"\.v(\d)\b")
 # One PTX instruction per line: an optional predicate (@%p1 / @!%p1), then the opcode.
 _PTX_OPCODE = re.compile(r"^\s*(?:@!?%\w+\s+)?([a-z][\w.:]*)", re.MULTILINE)
+# Local-memory stores and loads in SASS (STL, STL.64, LDL.LU.128, ...): how ptxas spills.
+_SPILL_SASS = re.compile(r"\b(STL|LDL)((?:\.[A-Z0-9]+)*)")
 #: Bumped when the raw compile record gains fields, so older cache entries are not reused.
-_CACHE_SCHEMA = 3
+#: 5: spills from ptxas's own report (schema 3 read LOCAL:, always 0; 4 counted STL/LDL, which
+#: also counted libdevice's local arrays as spills).
+_CACHE_SCHEMA = 5
+# ptxas -v: "1024 bytes stack frame, 2200 bytes spill stores, 1688 bytes spill loads".
+_PTXAS_SPILLS = re.compile(
+    r"(\d+) bytes stack frame, (\d+) bytes spill stores, (\d+) bytes spill loads"
+)
+_PTXAS_REGISTERS = re.compile(r"Used (\d+) registers")
 
 
 @dataclass(frozen=True)
@@ -195,7 +220,11 @@ class CompileReport:
     shared_memory_bytes: int | None = None
     shared_memory_limit_bytes: int | None = None
     registers_per_thread: int | None = None
+    #: Per-thread stack frame (local memory) that holds spilled registers; 0 when nothing spills.
     spill_bytes: int | None = None
+    #: Bytes of the spill store / load instructions in the code, as ``ptxas -v`` counts them.
+    spill_store_bytes: int | None = None
+    spill_load_bytes: int | None = None
     occupancy: float | None = None
     active_warps_per_sm: int | None = None
     limited_by: str | None = None
@@ -237,7 +266,8 @@ class CompileReport:
         return (
             f"{self.kernel} {self.dtype} on {self.target} ({self.chip_name}): "
             f"{self.shared_memory_bytes} B shared memory, {self.registers_per_thread} registers/"
-            f"thread, {self.num_warps} warps → occupancy {self.occupancy:.0%} "
+            f"thread{f' ({self.spill_bytes} B/thread spilled)' if self.spill_bytes else ''}, "
+            f"{self.num_warps} warps → occupancy {self.occupancy:.0%} "
             f"(limited by {self.limited_by}); tensor cores: {tc}"
         )
 
@@ -266,8 +296,8 @@ def _job(kernel: str, target: str, dtype: str, num_warps, num_stages, overrides)
     if kernel not in KERNELS and kernel not in ARCH_KERNELS:
         known = ", ".join(sorted({**KERNELS, **ARCH_KERNELS}))
         raise KeyError(f"unknown kernel {kernel!r}; known: {known}")
-    if target not in TARGETS:
-        raise ValueError(f"target={target!r} must be one of {', '.join(TARGETS)}")
+    if target not in _ALL_TARGETS:
+        raise ValueError(f"target={target!r} must be one of {', '.join(_ALL_TARGETS)}")
     if dtype not in DTYPES:
         raise ValueError(f"dtype={dtype!r} must be one of {', '.join(DTYPES)}")
     spec = KERNELS[kernel] if kernel in KERNELS else ARCH_KERNELS[kernel]
@@ -288,7 +318,7 @@ def _job(kernel: str, target: str, dtype: str, num_warps, num_stages, overrides)
         "module": spec.module,
         "fn": spec.kernel,
         "target": target,
-        "cc": TARGETS[target][1],
+        "cc": _ALL_TARGETS[target][1],
         "dtype": dtype,
         "num_warps": power_of_two("num_warps", num_warps, 1, 32),
         "num_stages": positive_int("num_stages", num_stages, 1, 8),
@@ -410,7 +440,7 @@ def _precheck_flash(job: dict) -> str | None:
 def _report(job: dict, raw: dict) -> CompileReport:
     from . import hardware, tiling
 
-    the_chip = hardware.chip(TARGETS[job["target"]][0])
+    the_chip = hardware.chip(_ALL_TARGETS[job["target"]][0])
     limit = the_chip.shared_memory_per_block_bytes
     base = dict(
         kernel=job["kernel"],
@@ -451,7 +481,9 @@ def _report(job: dict, raw: dict) -> CompileReport:
         fits=fits,
         shared_memory_bytes=smem,
         registers_per_thread=regs,
-        spill_bytes=raw.get("local"),
+        spill_bytes=raw.get("spill"),
+        spill_store_bytes=raw.get("spill_stores"),
+        spill_load_bytes=raw.get("spill_loads"),
         occupancy=None if occ is None else occ.occupancy,
         active_warps_per_sm=None if occ is None else occ.active_warps_per_sm,
         limited_by=None if occ is None else occ.limited_by,
@@ -500,7 +532,7 @@ def compile_many(requests: list[dict]) -> list[CompileReport]:
         if path.exists():
             raws[key] = _MEMORY[key] = json.loads(path.read_text())
             continue
-        reason = _precheck(job, hardware.chip(TARGETS[job["target"]][0]))
+        reason = _precheck(job, hardware.chip(_ALL_TARGETS[job["target"]][0]))
         if reason:
             raws[key] = _MEMORY[key] = {"error": reason, "modelled": True}
             continue
@@ -619,6 +651,94 @@ def _signature(fn, job: dict) -> dict:
     return sig
 
 
+def parse_resource_usage(text: str) -> dict[str, int | None]:
+    """Registers and per-thread stack/local bytes from ``cuobjdump -res-usage`` output.
+
+    The line looks like ``REG:255 STACK:1024 SHARED:1024 LOCAL:0 ...``. Spilled registers go to
+    the *stack frame* (``STACK``, ptxas's "bytes stack frame"); ``LOCAL`` counts only
+    statically sized local arrays, so a kernel that spills heavily still reads ``LOCAL:0``.
+    """
+    found: dict[str, int | None] = {}
+    for name in ("REG", "STACK", "LOCAL"):
+        m = re.search(rf"\b{name}:(\d+)", text)
+        found[name.lower()] = int(m.group(1)) if m else None
+    return found
+
+
+def spill_traffic(sass: str) -> tuple[int, int]:
+    """Bytes of spill stores and spill loads in a SASS listing, counted as ``ptxas -v`` does.
+
+    Each ``STL`` / ``LDL`` instruction moves 4 bytes per thread, ``.64`` 8 and ``.128`` 16
+    (``.U8``/``.S8`` 1, ``.U16``/``.S16`` 2). These are static sizes of the instructions in the
+    code, not bytes moved at run time (a spill inside a loop runs once per iteration).
+    """
+    widths = {"64": 8, "128": 16, "U8": 1, "S8": 1, "U16": 2, "S16": 2}
+    totals = {"STL": 0, "LDL": 0}
+    for op, suffixes in _SPILL_SASS.findall(sass):
+        width = 4
+        for suffix in suffixes.split(".")[1:]:
+            width = widths.get(suffix, width)
+        totals[op] += width
+    return totals["STL"], totals["LDL"]
+
+
+def parse_ptxas_log(text: str) -> dict[str, int] | None:
+    """Stack frame, spill stores / loads and registers from a ``ptxas -v`` log (one kernel).
+
+    ``None`` when the log has no such lines (ptxas failed, or was not run with ``-v``).
+    """
+    spills, regs = _PTXAS_SPILLS.search(text), _PTXAS_REGISTERS.search(text)
+    if not spills or not regs:
+        return None
+    frame, stores, loads = (int(x) for x in spills.groups())
+    return {"registers": int(regs.group(1)), "stack": frame, "stores": stores, "loads": loads}
+
+
+def spills_from(usage: str, sass: str, ptxas_log: str | None = None) -> dict[str, int | None]:
+    """Registers and spills of one cubin from its ``cuobjdump -res-usage`` and ``-sass`` text.
+
+    ``spill`` is the per-thread stack frame of a kernel that spills registers into it (0 when it
+    does not); ``spill_stores`` / ``spill_loads`` are the spill instruction bytes. A stack frame
+    is not always a spill (it can hold a local array). ptxas tells the two apart, so when its
+    ``-v`` log for the same compile is given (same register count) the spill figures are its
+    own; without one, every ``STL`` / ``LDL`` in the SASS is counted, which matched ptxas for the
+    course matmuls and over-counts kernels whose stack frame holds something else.
+    """
+    res = parse_resource_usage(usage)
+    frame = (res["stack"] or 0) + (res["local"] or 0)
+    log = parse_ptxas_log(ptxas_log) if ptxas_log else None
+    if log is not None and log["registers"] == res["reg"]:
+        stores, loads = log["stores"], log["loads"]
+    else:
+        stores, loads = spill_traffic(sass)
+    return {
+        "registers": res["reg"],
+        "spill": frame if stores else 0,
+        "spill_stores": stores,
+        "spill_loads": loads,
+    }
+
+
+def _ptxas_log(ptx: str, cc: int) -> str | None:
+    """Run Triton's own ptxas with ``-v`` on the PTX, with the options Triton passes it, and
+    return the log (``None`` if it cannot run). Only called for kernels with a stack frame."""
+    try:
+        from triton.backends.nvidia.compiler import get_ptxas, sm_arch_from_capability
+
+        ptxas = get_ptxas(cc).path
+        arch = sm_arch_from_capability(cc)
+    except Exception:  # another Triton layout: fall back to counting the SASS
+        return None
+    with tempfile.TemporaryDirectory() as tmp:
+        src = Path(tmp) / "k.ptx"
+        src.write_text(ptx)
+        command = [ptxas, "-lineinfo", "-v", "--regAllocOptLevel=2", f"--gpu-name={arch}"]
+        proc = subprocess.run(
+            [*command, str(src), "-o", str(Path(tmp) / "k.o")], capture_output=True, text=True
+        )
+    return proc.stderr + proc.stdout if proc.returncode == 0 else None
+
+
 def _bin_dir() -> Path:
     import triton
 
@@ -656,7 +776,6 @@ def _compile_one(job: dict) -> dict:
     accesses = sorted(Counter(_GLOBAL_ACCESS.findall(ptx)).items())
     body = ptx.split("{", 1)[1] if "{" in ptx else ptx  # instructions live in the function body
     opcodes = sorted(Counter(_PTX_OPCODE.findall(body)).items())
-    regs = local = None
     with tempfile.TemporaryDirectory() as tmp:
         cubin = Path(tmp) / "k.cubin"
         cubin.write_bytes(asm["cubin"])
@@ -664,18 +783,17 @@ def _compile_one(job: dict) -> dict:
         usage = subprocess.run(
             [str(tools / "cuobjdump"), "-res-usage", str(cubin)], capture_output=True, text=True
         ).stdout
-        m = re.search(r"REG:(\d+)", usage)
-        regs = int(m.group(1)) if m else None
-        m = re.search(r"LOCAL:(\d+)", usage)
-        local = int(m.group(1)) if m else None
         sass = subprocess.run(
             [str(tools / "cuobjdump"), "-sass", str(cubin)], capture_output=True, text=True
         ).stdout
         found += sorted({f"SASS {name}" for name in _TC_SASS.findall(sass)})
+    res = parse_resource_usage(usage)
+    # A stack frame may hold spills or a local array: ask ptxas which (a second, same compile).
+    needs_log = (res["stack"] or 0) + (res["local"] or 0) > 0
+    log = _ptxas_log(ptx, job["cc"]) if needs_log else None
     return {
         "shared": int(compiled.metadata.shared),
-        "registers": regs,
-        "local": local,
+        **spills_from(usage, sass, log),
         "tensor_cores": found,
         "global_accesses": accesses,
         "ptx_instructions": opcodes,
@@ -702,6 +820,7 @@ elif __name__ == "__main__":
 
 __all__ = [
     "ARCH_KERNELS",
+    "ARCH_TARGETS",
     "KERNELS",
     "TARGETS",
     "CompileReport",
@@ -709,5 +828,9 @@ __all__ = [
     "compile_kernel",
     "compile_many",
     "inspect_all",
+    "parse_ptxas_log",
+    "parse_resource_usage",
+    "spill_traffic",
+    "spills_from",
     "table",
 ]

@@ -105,7 +105,10 @@ MEASUREMENTS: tuple[Measurement, ...] = (
     _M("HBM copy, read + write", 3038 * GB, "B/s", "H100-SXM",
        "nvbandwidth device_local_copy, both directions summed", "PLAYBOOK"),
     _M("device-to-device copy", 239.6 * GB, "B/s", "T4", "CUDA bandwidthTest", "ROUTERGAO"),
-    _M("memcopy kernel", 1355 * GB, "B/s", "A100-40GB", "memcopy kernel", "PTSOLVERS"),
+    # PTsolvers' JuliaCon 2023 workshop (issue 7): perftest.jl divides its effective throughput
+    # T_eff (bytes read + written) by 1355 GB/s, "the memcopy measured BW" of its A100 40GB.
+    _M("memcopy kernel (measured reference)", 1355 * GB, "B/s", "A100-40GB",
+       "memcopy kernel, effective throughput (bytes read + written)", "PTSOLVERS"),
     # FastIceFlo's scripts/memcopy.cu times A = B + C on 2^28 doubles per array, counts 3 × 8 B
     # per element and divides by 1024³, so its "GB/s" are GiB/s; its
     # output/EffectiveMemoryThroughput.md names the cards: Tesla A100 SXM4 40GB and Tesla V100
@@ -122,6 +125,12 @@ MEASUREMENTS: tuple[Measurement, ...] = (
     _M("HBM load latency", 375e-9, "s", "H100-PCIe", "pointer chase", "GPUBENCH"),
     _M("L2 bandwidth", 5.5 * _T, "B/s", "H100-PCIe", "Chips and Cheese microbenchmark",
        "CNC-H100"),
+    # The playbook's memory-hierarchy overview of the H100 (SXM5, its figure after Aleksa Gordić):
+    # "L2 cache ... on H100 this is 50 MB, bandwidth ~13 TB/s" (seed 000). An approximate figure
+    # quoted there, with no benchmark described: the course reads it as "about 13 TB/s".
+    _M("L2 bandwidth", 13 * _T, "B/s", "H100-SXM",
+       "approximate figure in the playbook's H100 SXM5 memory-hierarchy overview",
+       "PLAYBOOK"),
     # --- matmul throughput ---------------------------------------------------------------------
     _M("bf16 matmul, Llama-70B shapes", 729.4 * _T, "FLOP/s", "H100-SXM",
        "SemiAnalysis GEMM benchmark, 8192³ (range over 5 shapes)", "PLAYBOOK",
@@ -169,8 +178,12 @@ MEASUREMENTS: tuple[Measurement, ...] = (
        "nvbandwidth memcpy CE, 85 % of 900 GB/s", "PLAYBOOK"),
     _M("all-reduce bus bandwidth in one node (NVLS)", 480 * GB, "B/s", "H100-SXM",
        "NCCL all_reduce_perf with NVLink SHARP", "PLAYBOOK"),
+    # Seed 001 (the playbook's in-node section) runs all_to_all_perf on one node and states
+    # 340 GB/s twice (result and TL;DR). Its multi-node paragraph quotes 344 GB/s for one node as
+    # the first point of the scaling series; the course uses the dedicated single-node test's
+    # 340 GB/s everywhere, and the scaling series only for 2 nodes and beyond.
     _M("all-to-all bus bandwidth in one node", 340 * GB, "B/s", "H100-SXM",
-       "NCCL alltoall_perf (no NVLS acceleration)", "PLAYBOOK"),
+       "NCCL alltoall_perf in one node, no NVLS acceleration", "PLAYBOOK"),
     # --- across nodes --------------------------------------------------------------------------
     _M("send/recv between nodes", 42.5 * GB, "B/s", "H100-SXM",
        "NCCL SendRecv, 2–4 nodes (21 GB/s at ≥ 5 nodes until NCCL_NCHANNELS_PER_NET_PEER=2)",
@@ -178,7 +191,7 @@ MEASUREMENTS: tuple[Measurement, ...] = (
     _M("all-reduce bus bandwidth, 3–16 nodes", 335 * GB, "B/s", "H100-SXM",
        "NCCL all_reduce_perf; 479 GB/s at 2 nodes", "PLAYBOOK", 320 * GB, 350 * GB),
     _M("all-to-all bus bandwidth, 2 nodes", 81 * GB, "B/s", "H100-SXM",
-       "NCCL alltoall_perf; 344 GB/s in one node, 45–58 GB/s beyond", "PLAYBOOK"),
+       "NCCL alltoall_perf, 2 nodes; 45–58 GB/s on more nodes", "PLAYBOOK"),
     _M("all-reduce latency, one node", 12.9 * _US, "s", "H100-SXM", "NCCL all_reduce_perf",
        "PLAYBOOK"),
     _M("all-reduce latency, 2 nodes", 55.5 * _US, "s", "H100-SXM", "NCCL all_reduce_perf",

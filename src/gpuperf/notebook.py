@@ -51,7 +51,10 @@ def colab_setup_source(repository_url: str) -> str:
         "import sys\n"
         "\n"
         'if "google.colab" in sys.modules:\n'
-        f'    %pip install -q "gpuperf @ git+{url}"'
+        f'    %pip install -q "gpuperf @ git+{url}"\n'
+        "\n"
+        "# Figures with twice the pixels they occupy: sharp on phones and when zoomed.\n"
+        '%config InlineBackend.figure_formats = ["retina"]'
     )
 
 

@@ -25,6 +25,26 @@ Recomputing wins when ``n·f / peak_fp32 < 2·n·bytes / bandwidth``, i.e. when 
 :mod:`gpuperf.hardware`. This is why FlashAttention recomputes the attention matrix, and why
 fused kernels recompute GELU rather than save it (seed 002; Dao et al. 2022).
 
+**What one transformer layer keeps, and what selective recomputation drops.** Counting, tensor by
+tensor, what the backward pass of a standard transformer layer (pre-LayerNorm, multi-head
+attention with ``a`` heads, a 4h GELU MLP, dropout after the attention probabilities and after
+each sub-block) needs, on ``b`` sequences of ``s`` tokens of width ``h``, with 16-bit activations
+and 1-byte dropout masks, gives (:func:`layer_activation_terms` lists every tensor)::
+
+    bytes per layer = s·b·h·(34 + 5·a·s/h)
+
+The 5·a·s²·b part is the attention-score matrices (softmax output, its dropout mask, the dropout
+output): quadratic in ``s``. Tensor parallelism over ``t`` GPUs shards 24 of the 34 (and all of
+the scores) across the GPUs; sequence parallelism shards the remaining 10 along the sequence, so
+everything is divided by ``t``. *Selective* recomputation drops only the score matrices and
+rebuilds them in the backward pass from the kept Q and K (one QKᵀ matmul, 2·b·s²·h FLOPs, plus
+softmax and dropout); *full* recomputation keeps only the layer's input (2·s·b·h bytes) and runs
+the whole forward again (+1/3 of a training step's matmul FLOPs). :func:`layer_activations`
+returns the bytes and the FLOPs of each mode, :func:`recompute_mode_for_budget` the cheapest mode
+that fits a memory budget, and :func:`transformer_layer` builds the layer in torch so that
+:func:`saved_tensor_bytes` can check the count against what autograd really keeps. The counting
+is first principles; the practice of recomputing activations is the lecture's (seed 002).
+
 Limits: identical layers; the peak ignores the gradient buffers and the transient workspace of
 each kernel; the pointwise model assumes the backward kernel is memory-bound and fused.
 :func:`saved_tensor_bytes` measures, rather than models, the bytes autograd keeps for backward.
@@ -40,7 +60,15 @@ from typing import Any
 import numpy as np
 
 from . import hardware
-from ._validate import MAX_PRODUCT, name_string, positive_float, positive_int, show
+from ._validate import (
+    MAX_PRODUCT,
+    choice,
+    flag,
+    name_string,
+    positive_float,
+    positive_int,
+    show,
+)
 from .hardware import Chip
 from .units import bytes_per_element, check_precision
 
@@ -297,13 +325,339 @@ def saved_tensor_bytes(
     )
 
 
+# --- one transformer layer: what it keeps, and what each recompute mode drops ----------------
+
+#: The recompute modes of :func:`layer_activations`: keep everything, drop the attention-score
+#: matrices (selective), keep only the layer's input (full).
+RECOMPUTE_MODES: tuple[str, ...] = ("none", "selective", "full")
+
+
+@dataclass(frozen=True)
+class ActivationTerm:
+    """One tensor a transformer layer keeps for its backward pass.
+
+    Its size is ``sbh_bytes``·s·b·h + ``as2b_bytes``·a·s²·b bytes (16-bit values: 2 bytes per
+    element; dropout masks: 1 byte). ``tensor_parallel``: split across the ``t`` GPUs of tensor
+    parallelism (heads or the 4h MLP width are split); otherwise every GPU holds it all, unless
+    sequence parallelism splits it along the sequence. ``selective``: dropped (and recomputed)
+    by selective recomputation. ``layer_input``: the one tensor full recomputation keeps.
+    """
+
+    block: str
+    tensor: str
+    needed_by: str
+    sbh_bytes: float
+    as2b_bytes: float
+    tensor_parallel: bool
+    selective: bool = False
+    layer_input: bool = False
+
+    def __post_init__(self) -> None:
+        for label in ("block", "tensor", "needed_by"):
+            name_string(label, getattr(self, label))
+        _non_negative(self, ("sbh_bytes", "as2b_bytes"))
+        for label in ("tensor_parallel", "selective", "layer_input"):
+            object.__setattr__(self, label, flag(label, getattr(self, label)))
+
+
+_ATTN, _MLP, _NORM = "attention", "MLP", "LayerNorm"
+#: The layer, in forward order: x → LN1 → QKV → QKᵀ → softmax → dropout → ·V → projection →
+#: dropout → + x → LN2 → fc1 (h → 4h) → GELU → fc2 (4h → h) → dropout → + (residual adds keep
+#: nothing: their gradient passes straight through).
+_TERMS: tuple[ActivationTerm, ...] = (
+    ActivationTerm(_NORM, "LN1 input (the layer's input x)", "LN1's backward", 2, 0, False,
+                   layer_input=True),
+    ActivationTerm(_ATTN, "LN1 output (input of the QKV projection)", "grad of W_QKV", 2, 0,
+                   False),
+    ActivationTerm(_ATTN, "Q and K", "QKᵀ's backward", 4, 0, True),
+    ActivationTerm(_ATTN, "softmax output (a·s² scores per sequence)", "softmax's backward", 0,
+                   2, True, selective=True),
+    ActivationTerm(_ATTN, "attention-dropout mask (1 byte per score)", "dropout's backward", 0,
+                   1, True, selective=True),
+    ActivationTerm(_ATTN, "attention-dropout output (probabilities)", "grad of V", 0, 2, True,
+                   selective=True),
+    ActivationTerm(_ATTN, "V", "grad of the probabilities", 2, 0, True),
+    ActivationTerm(_ATTN, "attention output (input of the projection)", "grad of W_O", 2, 0,
+                   True),
+    ActivationTerm(_ATTN, "projection-dropout mask (1 byte)", "dropout's backward", 1, 0, False),
+    ActivationTerm(_NORM, "LN2 input", "LN2's backward", 2, 0, False),
+    ActivationTerm(_MLP, "LN2 output (input of fc1)", "grad of W_1", 2, 0, False),
+    ActivationTerm(_MLP, "fc1 output (GELU input, 4h wide)", "GELU's backward", 8, 0, True),
+    ActivationTerm(_MLP, "GELU output (input of fc2, 4h wide)", "grad of W_2", 8, 0, True),
+    ActivationTerm(_MLP, "MLP-dropout mask (1 byte)", "dropout's backward", 1, 0, False),
+)  # fmt: skip
+
+
+def layer_activation_terms() -> tuple[ActivationTerm, ...]:
+    """Every tensor one transformer layer keeps for its backward pass, in forward order.
+
+    The coefficients add up to the layer's total: Σ ``sbh_bytes`` = 34 and Σ ``as2b_bytes`` = 5,
+    so a layer keeps s·b·h·(34 + 5·a·s/h) bytes. Of the 34, the ``tensor_parallel`` terms add up
+    to 24 (Q, K, V, the attention output and the two 4h MLP tensors) and the rest to 10. Not
+    counted: LayerNorm's per-token mean and 1/σ (2 values per token, negligible next to h) and
+    the weights (parameters, not activations).
+    """
+    return _TERMS
+
+
+@dataclass(frozen=True)
+class LayerActivations:
+    """Activation bytes (per GPU) and matmul FLOPs of one transformer layer in one recompute mode.
+
+    ``activation_bytes``: what the layer keeps from its forward to its backward pass;
+    ``baseline_bytes``: the same without recomputation (mode ``"none"``), same parallelism.
+    ``forward_flops``: the layer's forward matmul FLOPs per GPU, (24·b·s·h² + 4·b·s²·h)/t;
+    ``recompute_flops``: the matmul FLOPs the backward pass spends rebuilding what was dropped
+    (selective: QKᵀ, 2·b·s²·h/t; full: one forward). Pointwise FLOPs (softmax, dropout, GELU,
+    LayerNorm) are left out, as model-FLOP counts leave them out.
+    """
+
+    seq_len: int
+    micro_batch: int
+    hidden: int
+    heads: int
+    tensor_parallel: int
+    sequence_parallel: bool
+    mode: str
+    activation_bytes: float
+    baseline_bytes: float
+    forward_flops: float
+    recompute_flops: float
+
+    def __post_init__(self) -> None:
+        for label in ("seq_len", "micro_batch", "hidden", "heads", "tensor_parallel"):
+            object.__setattr__(self, label, positive_int(label, getattr(self, label)))
+        object.__setattr__(
+            self, "sequence_parallel", flag("sequence_parallel", self.sequence_parallel)
+        )
+        object.__setattr__(self, "mode", choice("mode", self.mode, RECOMPUTE_MODES))
+        for label in ("activation_bytes", "baseline_bytes", "forward_flops"):
+            object.__setattr__(self, label, positive_float(label, getattr(self, label)))
+        _non_negative(self, ("recompute_flops",))
+
+    @property
+    def bytes_per_sbh(self) -> float:
+        """``activation_bytes`` / (s·b·h): 34 + 5·a·s/h without parallelism or recomputation."""
+        return self.activation_bytes / (self.seq_len * self.micro_batch * self.hidden)
+
+    @property
+    def memory_saving(self) -> float:
+        """Baseline bytes over this mode's bytes (1 for ``"none"``)."""
+        return self.baseline_bytes / self.activation_bytes
+
+    @property
+    def step_flops(self) -> float:
+        """Forward + backward (= BACKWARD_PER_FORWARD × forward) + recomputation, per GPU."""
+        return (1 + BACKWARD_PER_FORWARD) * self.forward_flops + self.recompute_flops
+
+    @property
+    def compute_overhead(self) -> float:
+        """Recompute FLOPs over a step's FLOPs without recomputation (1/3 for full)."""
+        return self.recompute_flops / ((1 + BACKWARD_PER_FORWARD) * self.forward_flops)
+
+    def peak_bytes(self, n_layers: int) -> float:
+        """Activations at the start of the backward pass of ``n_layers`` such layers, plus what
+        the layer being differentiated rebuilds: L·kept + (baseline − kept)."""
+        n_layers = positive_int("n_layers", n_layers)
+        return n_layers * self.activation_bytes + (self.baseline_bytes - self.activation_bytes)
+
+
+def layer_forward_flops(seq_len: int, micro_batch: int, hidden: int) -> float:
+    """Matmul FLOPs of one layer's forward pass (all GPUs together): 24·b·s·h² + 4·b·s²·h.
+
+    QKV projection 2·bs·h·3h, output projection 2·bs·h·h, fc1 and fc2 2·bs·h·4h each (24·bsh²);
+    QKᵀ and probabilities·V 2·b·s²·h each (4·bs²h, :func:`gpuperf.cost.attention_flops`).
+    """
+    s = positive_int("seq_len", seq_len)
+    b = positive_int("micro_batch", micro_batch)
+    h = positive_int("hidden", hidden)
+    return 24.0 * b * s * h * h + 4.0 * b * s * s * h
+
+
+def layer_activations(
+    seq_len: int,
+    micro_batch: int,
+    hidden: int,
+    heads: int,
+    tensor_parallel: int = 1,
+    sequence_parallel: bool = False,
+    mode: str = "none",
+) -> LayerActivations:
+    """Bytes one transformer layer keeps per GPU, and its FLOPs, in recompute ``mode``.
+
+    Sums :func:`layer_activation_terms`: with tensor parallelism ``t`` the ``tensor_parallel``
+    terms are divided by t; with ``sequence_parallel`` all terms are. In closed form, with
+    tensor parallelism alone / with sequence parallelism too::
+
+        none       s·b·h·(10 + 24/t + 5·a·s/(h·t))   /   s·b·h·(34 + 5·a·s/h)/t
+        selective  s·b·h·(10 + 24/t)                 /   34·s·b·h/t
+        full       2·s·b·h                           /   2·s·b·h/t
+
+    ``heads`` must divide ``hidden`` and ``tensor_parallel`` must divide ``heads`` (each GPU
+    gets whole heads); with ``sequence_parallel``, ``tensor_parallel`` must divide ``seq_len``.
+    """
+    s = positive_int("seq_len", seq_len)
+    b = positive_int("micro_batch", micro_batch)
+    h = positive_int("hidden", hidden)
+    a = positive_int("heads", heads)
+    t = positive_int("tensor_parallel", tensor_parallel)
+    sp = flag("sequence_parallel", sequence_parallel)
+    mode = choice("mode", mode, RECOMPUTE_MODES)
+    if h % a:
+        raise ValueError(f"heads={a} must divide hidden={h} (head dim = hidden / heads)")
+    if a % t:
+        raise ValueError(f"tensor_parallel={t} must divide heads={a} (whole heads per GPU)")
+    if sp and s % t:
+        raise ValueError(
+            f"tensor_parallel={t} must divide seq_len={s} with sequence_parallel=True"
+        )
+
+    def size(term: ActivationTerm) -> float:
+        n_bytes = term.sbh_bytes * s * b * h + term.as2b_bytes * a * s * s * b
+        return n_bytes / t if (term.tensor_parallel or sp) else n_bytes
+
+    baseline = sum(size(term) for term in _TERMS)
+    forward = layer_forward_flops(s, b, h) / t
+    if mode == "none":
+        kept, recompute_flops = baseline, 0.0
+    elif mode == "selective":
+        kept = sum(size(term) for term in _TERMS if not term.selective)
+        recompute_flops = 2.0 * b * s * s * h / t  # QKᵀ again; softmax and dropout are pointwise
+    else:
+        kept = sum(size(term) for term in _TERMS if term.layer_input)
+        recompute_flops = forward
+    return LayerActivations(
+        seq_len=s,
+        micro_batch=b,
+        hidden=h,
+        heads=a,
+        tensor_parallel=t,
+        sequence_parallel=sp,
+        mode=mode,
+        activation_bytes=float(kept),
+        baseline_bytes=float(baseline),
+        forward_flops=float(forward),
+        recompute_flops=float(recompute_flops),
+    )
+
+
+def recompute_mode_for_budget(
+    budget_bytes: float,
+    n_layers: int,
+    seq_len: int,
+    micro_batch: int,
+    hidden: int,
+    heads: int,
+    tensor_parallel: int = 1,
+    sequence_parallel: bool = False,
+) -> str | None:
+    """The cheapest mode (fewest recompute FLOPs: none, selective, full) whose activation peak
+    for ``n_layers`` layers (:meth:`LayerActivations.peak_bytes`) fits in ``budget_bytes``;
+    ``None`` if even full recomputation does not fit (a smaller micro-batch or more
+    parallelism is needed)."""
+    budget = positive_float("budget_bytes", budget_bytes)
+    n_layers = positive_int("n_layers", n_layers)
+    for mode in RECOMPUTE_MODES:
+        plan = layer_activations(
+            seq_len, micro_batch, hidden, heads, tensor_parallel, sequence_parallel, mode
+        )
+        if plan.peak_bytes(n_layers) <= budget:
+            return mode
+    return None
+
+
+def transformer_layer(
+    hidden: int,
+    heads: int,
+    mode: str = "none",
+    *,
+    dropout: float = 0.1,
+    dtype: Any = None,
+    device: Any = None,
+) -> Any:
+    """A small pre-LayerNorm transformer layer (``torch.nn.Module``) that keeps exactly the
+    tensors of :func:`layer_activation_terms`, for measuring them with
+    :func:`saved_tensor_bytes`.
+
+    It takes ``(seq, batch, hidden)`` input. Dropout is written as ``torch.where(keep, x/(1−p),
+    0)`` with a boolean ``keep`` mask, so the mask costs 1 byte per element on every device
+    (``torch.nn.functional.dropout`` keeps a mask in the input's dtype on a CPU). ``mode``
+    applies :mod:`torch.utils.checkpoint`: ``"selective"`` wraps scores → softmax → dropout →
+    ·V, ``"full"`` the whole layer. Besides the model's tensors autograd also keeps LayerNorm's
+    per-token mean and 1/σ (4 tensors of s·b values). Sizes: ``hidden`` ≤ 4096 (it is a
+    measuring device, not a model).
+    """
+    from .runtime import require
+
+    hidden = positive_int("hidden", hidden, maximum=4096)
+    heads = positive_int("heads", heads, maximum=hidden)
+    mode = choice("mode", mode, RECOMPUTE_MODES)
+    p = positive_float("dropout", dropout, allow_zero=True, maximum=0.99)
+    if hidden % heads:
+        raise ValueError(f"heads={heads} must divide hidden={hidden}")
+    torch = require("torch", "pip install torch")
+    checkpoint = require("torch.utils.checkpoint", "pip install torch").checkpoint
+    head_dim = hidden // heads
+
+    def drop(x: Any) -> Any:
+        # keep: bool, 1 byte per element, the only tensor where() saves for its backward
+        keep = torch.rand(x.shape, device=x.device) >= p
+        return torch.where(keep, x * (1.0 / (1.0 - p)), torch.zeros((), dtype=x.dtype))
+
+    class Layer(torch.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            options = {"dtype": dtype, "device": device}
+            self.ln1 = torch.nn.LayerNorm(hidden, **options)
+            self.qkv = torch.nn.Linear(hidden, 3 * hidden, **options)
+            self.proj = torch.nn.Linear(hidden, hidden, **options)
+            self.ln2 = torch.nn.LayerNorm(hidden, **options)
+            self.fc1 = torch.nn.Linear(hidden, 4 * hidden, **options)
+            self.fc2 = torch.nn.Linear(4 * hidden, hidden, **options)
+
+        def core(self, q: Any, k: Any, v: Any) -> Any:
+            # q, k, v: (batch·heads, seq, head_dim); scores and probabilities: (b·a, s, s)
+            scores = torch.bmm(q, k.transpose(1, 2)) * head_dim**-0.5
+            return torch.bmm(drop(torch.softmax(scores, dim=-1)), v)
+
+        def body(self, x: Any) -> Any:
+            s, b, _ = x.shape
+            q, k, v = (
+                t.reshape(s, b * heads, head_dim).transpose(0, 1).contiguous()
+                for t in self.qkv(self.ln1(x)).split(hidden, dim=-1)
+            )
+            if mode == "selective":
+                o = checkpoint(self.core, q, k, v, use_reentrant=False)
+            else:
+                o = self.core(q, k, v)
+            o = o.transpose(0, 1).reshape(s, b, hidden)
+            x = x + drop(self.proj(o))
+            mlp = self.fc2(torch.nn.functional.gelu(self.fc1(self.ln2(x))))
+            return x + drop(mlp)
+
+        def forward(self, x: Any) -> Any:
+            if mode == "full":
+                return checkpoint(self.body, x, use_reentrant=False)
+            return self.body(x)
+
+    return Layer()
+
+
 __all__ = [
     "BACKWARD_PER_FORWARD",
+    "RECOMPUTE_MODES",
+    "ActivationTerm",
     "Checkpointing",
+    "LayerActivations",
     "RecomputeOrStore",
     "SavedTensors",
     "best_checkpoint_every",
     "checkpointing",
+    "layer_activation_terms",
+    "layer_activations",
+    "layer_forward_flops",
+    "recompute_mode_for_budget",
     "recompute_or_store",
     "saved_tensor_bytes",
+    "transformer_layer",
 ]

@@ -787,8 +787,12 @@ def l2_levels(
     chip's HBM ridge point — yet it is compute-bound, because the re-reads behind that count
     come from L2, not HBM. Programs run in waves of ``SMs × ctas_per_sm``; with the kernel's
     ``GROUP_M`` order a wave of an H100 (132 programs) touches 8 A row-panels and 17 B
-    column-panels, so HBM sees each of them once per wave. Limits: the programs of a wave are
-    assumed to walk K in step (so L2 only needs their current K-slices), nothing is reused
+    column-panels, so HBM sees each of them once per wave. ``ctas_per_sm`` is how many programs
+    the *compiled* kernel keeps resident per SM — ``occupancy(...).blocks_per_sm`` from its
+    registers and shared memory, or :func:`gpuperf.widgets.tile_reports.ctas_per_sm` for the
+    stored compiler table; the default of 1 gives the narrowest wave, which can misjudge the
+    launch order (a wider wave may already span whole tile-rows). Limits: the programs of a wave
+    are assumed to walk K in step (so L2 only needs their current K-slices), nothing is reused
     across waves, and the L2 bandwidth is not in the chip table: compare
     :attr:`TilingLevels.l2_bandwidth_needed` with a sourced figure.
     """

@@ -27,6 +27,7 @@ from gpuperf.kernels.matmul import (
 
 from .conftest import DEVICE, assert_close, randn
 
+# The dtypes each row list serves (``matmul._unit``); on sm_75 the "mma" rows run fp16 on FMA.
 DTYPES = {"mma": {"sm_90": "fp16 bf16", "sm_80": "fp16 bf16", "sm_75": "fp16"}, "fma": "fp32"}
 SIZE = {"fp32": 4, "fp16": 2, "bf16": 2}
 
@@ -117,7 +118,10 @@ def test_every_row_passes_the_launch_check():
         # TF32 is fp32 in memory: 128×256×64×3 stages would need 288 KiB, so the next row.
         ("sm_90", 4096, 4096, torch.float32, True, (128, 128, 64, 8, 3)),
         ("sm_80", 4096, 4096, torch.float16, False, (128, 128, 32, 4, 4)),
-        ("sm_75", 4096, 4096, torch.float16, False, (64, 64, 32, 4, 2)),
+        # A T4 runs fp16 on FMA too, but from its own rows: 64×64×32 spills in fp16 there.
+        ("sm_75", 4096, 4096, torch.float16, False, (64, 64, 16, 4, 2)),
+        ("sm_75", 4096, 4096, torch.float32, False, (64, 64, 32, 4, 2)),
+        ("sm_75", 4096, 4096, torch.float32, True, (64, 64, 32, 4, 2)),  # no TF32 on a T4
         ("sm_75", 16, 16, torch.float32, False, (32, 64, 32, 4, 2)),
         ("cpu", 100, 100, torch.float32, False, (64, 64, 32, 4, 3)),
     ],

@@ -42,9 +42,9 @@ try:
     open(g.__file__, "a").write("\\ndef check_close(*a, **k):\\n    return None\\n"); reached.append(g.__file__)
 except OSError:
     pass
-full = {"tests": [{"name": f"q{i}", "score": 2, "max_score": 2} for i in range(1, 6)],
-        "questions": {f"q{i}": {"score": 2.0, "max_score": 2.0, "cases": []} for i in range(1, 6)},
-        "status": "GRADED", "reason": "", "complete": True, "total": 10, "max_total": 10}
+full = {"tests": [{"name": f"q{i}", "score": 2, "max_score": 2} for i in range(1, 7)],
+        "questions": {f"q{i}": {"score": 2.0, "max_score": 2.0, "cases": []} for i in range(1, 7)},
+        "status": "GRADED", "reason": "", "complete": True, "total": 12, "max_total": 12}
 for proc in glob.glob("/proc/[0-9]*/cwd"):
     for path in glob.glob(proc + "/**/results.json", recursive=True) + [proc + "/results.json"]:
         if os.path.realpath(path).startswith(os.getcwd()):
@@ -96,7 +96,7 @@ def attention_ref(*a, **k):
 
 RECIPES = {
     # ---------------------------------------------------------------- honest submissions
-    "master": {"base": "solution", "expect": {"status": "GRADED", "total": 10}},
+    "master": {"base": "solution", "expect": {"status": "GRADED", "total": 12}},
     "untouched": {"base": "student", "expect": {"status": "GRADED", "total": 0}},
     "half_right": {
         "base": "solution",
@@ -111,7 +111,7 @@ RECIPES = {
         },
         "expect": {
             "status": "GRADED",
-            "scores": {"q1": 0, "q2": 2, "q3": 0, "q4": 2, "q5": 0},
+            "scores": {"q1": 0, "q2": 2, "q3": 0, "q4": 2, "q5": 0, "q6": 2},
             "notes": ["was stopped"],
         },
     },

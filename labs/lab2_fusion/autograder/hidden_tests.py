@@ -17,6 +17,7 @@ from gpuperf.grading import (
     check_mapping,
     check_padding,
     check_tensor,
+    check_true,
     integrity_check,
     padded,
 )
@@ -108,3 +109,51 @@ def q3(env):
             for p in ["fp32", "fp16"]
         },
     )
+
+
+#: Recompute modes, cheapest (fewest recomputed FLOPs) first.
+MODES = ("none", "selective", "full")
+
+
+def _layer_bytes(s, b, h, a, mode):
+    # Section 3.3's count, written out here so the check depends on nothing a notebook can patch.
+    return {"none": s * b * h * (34 + 5 * a * s / h), "selective": 34 * s * b * h,
+            "full": 2 * s * b * h}[mode]  # fmt: skip
+
+
+def _cheapest(budget, n_layers, s, b, h, a):
+    baseline = _layer_bytes(s, b, h, a, "none")
+    for mode in MODES:
+        kept = _layer_bytes(s, b, h, a, mode)
+        if n_layers * kept + (baseline - kept) <= budget:
+            return mode
+    return None
+
+
+def q4(env):
+    integrity_check()
+    layer_bytes = answer(env, "layer_activation_bytes")
+    cheapest = answer(env, "cheapest_mode")
+    for s, b, h, a in [(2048, 1, 4096, 32), (1000, 3, 768, 12), (8192, 2, 5120, 40)]:
+        for mode in MODES:
+            check_close(
+                f"layer_activation_bytes({s}, {b}, {h}, {a}, {mode!r})",
+                call("layer_activation_bytes", layer_bytes, s, b, h, a, mode),
+                _layer_bytes(s, b, h, a, mode),
+                unit="B",
+            )
+    shape = (4096, 2, 2048, 16)
+    peaks = [
+        _layer_bytes(*shape, "none") * 24,
+        23 * _layer_bytes(*shape, "selective") + _layer_bytes(*shape, "none"),
+        23 * _layer_bytes(*shape, "full") + _layer_bytes(*shape, "none"),
+    ]
+    for budget in [1.01 * peaks[0], 1.01 * peaks[1], 1.01 * peaks[2], 0.99 * peaks[2]]:
+        expected = _cheapest(budget, 24, *shape)
+        got = call("cheapest_mode", cheapest, budget, 24, *shape)
+        check_true(
+            got == expected,
+            f"`cheapest_mode({budget:.4g}, 24, {', '.join(map(str, shape))})` = {got!r}; "
+            "compare each mode's peak, L·kept + (baseline − kept), with the budget, cheapest "
+            "mode first, and return None when even full recomputation does not fit.",
+        )

@@ -177,3 +177,45 @@ def q3(env):
                 atol=1e-4,
                 rtol=1e-3,
             )
+
+
+def _split_partials(scores, v, bounds):
+    """(m, ell, o) of the chunks scores[:, a:b] for (a, b) in bounds, computed here."""
+    m, ell, o = [], [], []
+    for a, b in bounds:
+        block = scores[:, a:b]
+        m_s = block.max(axis=1)
+        p = np.exp(block - m_s[:, None])
+        m.append(m_s)
+        ell.append(p.sum(axis=1))
+        o.append(p @ v[a:b] / p.sum(axis=1, keepdims=True))
+    return np.stack(m, 1), np.stack(ell, 1), np.stack(o, 1)
+
+
+def q4(env):
+    integrity_check()
+    combine_splits = answer(env, "combine_splits")
+    rng = np.random.default_rng(44)
+    x = np.concatenate(
+        [
+            rng.normal(0, 3, (2, 60)),
+            rng.choice([-1e4, 1e4], size=(2, 60)) + rng.normal(0, 1, (2, 60)),  # exp overflows
+            np.linspace(-1e4, 1e4, 60)[None, :],  # every chunk's max differs by thousands
+        ]
+    )
+    v = rng.normal(0, 1, (60, 5))
+    want = attention.softmax(x) @ v
+    cases = {
+        "one chunk": [(0, 60)],
+        "chunks of unequal length": [(0, 7), (7, 30), (30, 31), (31, 60)],
+        "60 chunks of one key": [(i, i + 1) for i in range(60)],
+    }
+    for name, bounds in cases.items():
+        got = call("combine_splits", combine_splits, *_split_partials(x, v, bounds))
+        check_tensor(f"combine_splits ({name}, scores up to ±1e4)", got, want, atol=1e-9,
+                     rtol=1e-7)  # fmt: skip
+    # the order of the chunks must not matter
+    m, ell, o = _split_partials(x, v, [(0, 13), (13, 40), (40, 60)])
+    order = [2, 0, 1]
+    got = call("combine_splits", combine_splits, m[:, order], ell[:, order], o[:, order])
+    check_tensor("combine_splits (chunks in another order)", got, want, atol=1e-9, rtol=1e-7)

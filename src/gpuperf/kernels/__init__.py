@@ -54,6 +54,7 @@ def _check_interpreter_consistent() -> None:
 _check_interpreter_consistent()
 
 from .copy import copy_coalesced, copy_misaligned, copy_strided  # noqa: E402
+from .decode_attention import decode_attention_plain, decode_attention_split  # noqa: E402
 from .divergence import divergence_split, divergence_uniform  # noqa: E402
 from .elementwise import gelu, relu  # noqa: E402
 from .flash_attention import FlashAttention, FlashAttentionTorch, flash_attention  # noqa: E402
@@ -71,6 +72,8 @@ __all__ = [
     "copy_coalesced",
     "copy_misaligned",
     "copy_strided",
+    "decode_attention_plain",
+    "decode_attention_split",
     "divergence_split",
     "divergence_uniform",
     "flash_attention",

@@ -29,6 +29,15 @@ per block, and the live fp32 tiles (Q, the accumulator, the scores) stay within
 spills. The grid is 1-D (query blocks × batch·heads folded into axis 0, whose limit is 2³¹ − 1,
 not 65,535), and the per-head base offset is int64.
 
+Default tiles (:func:`default_configs`): 64×64 with 4 warps and 2 stages for all three kernels
+on the CPU, sm_80 and sm_90. A T4 (sm_75) has no tensor-core ``tl.dot`` in Triton, so every dot
+is unrolled into FMAs held in registers, and those tiles spill (the fp16 forward keeps 4 KiB per
+thread in local memory): there each kernel and dtype has its own tiles, :data:`T4_CONFIGS`,
+chosen from offline compiles as the largest tile that fits without spilling registers
+(``tests/kernels/test_flash_attention_configs.py`` recompiles them) for d = 64. Tiles given by
+the caller serve all three kernels (:func:`backward_config` halves the fp32 dK/dV kernel's
+BLOCK_M on a T4 until it fits).
+
 NaN and infinity: a NaN (or ±inf) in q, k or v reaches the affected rows as NaN, as in torch.
 One deliberate difference: a query row with no visible key (a fully masked row; impossible with
 this top-left causal mask and equal lengths, but the kernels guard it) gives 0 and logsumexp 0,
@@ -302,7 +311,11 @@ def _check_qkv(q: object, k: object, v: object, what: str) -> None:
 
 @dataclass(frozen=True)
 class FlashConfig:
-    """Tiles, warps and stages of one FlashAttention launch."""
+    """Tiles, warps and stages of one FlashAttention launch.
+
+    In the dK/dV kernel ``BLOCK_N`` is the block of keys a program holds and ``BLOCK_M`` the block
+    of queries it streams; in the forward and dQ kernels it is the other way round.
+    """
 
     BLOCK_M: int = 64
     BLOCK_N: int = 64
@@ -352,7 +365,8 @@ def check_config(
 def backward_config(
     config: FlashConfig, dtype: torch.dtype, arch: str | None = None
 ) -> FlashConfig:
-    """Tiles for the backward kernels: the forward's, except where dK/dV would not fit.
+    """Backward tiles for forward tiles the caller chose: the forward's, except where dK/dV
+    would not fit (with no tiles given, :func:`default_configs` has each kernel's own).
 
     On sm_75 (a T4, 64 KiB per block) Triton lowers fp32 ``tl.dot`` to FMA and the dK/dV kernel
     at 64×64 needs 80 KiB (compiled offline with Triton 3.9; 56 KiB at 32×64, 36 KiB at 32×32:
@@ -371,6 +385,61 @@ def backward_config(
     while bm > 16 and needed(bm) > limit:
         bm //= 2
     return FlashConfig(bm, bn, config.num_warps, config.num_stages)
+
+
+@dataclass(frozen=True)
+class FlashDefaults:
+    """The configuration of each of the three kernels: forward, dK/dV and dQ."""
+
+    forward: FlashConfig
+    dkdv: FlashConfig
+    dq: FlashConfig
+
+
+#: T4 (sm_75) defaults by dtype (fp16; fp32), each kernel on its own. Chosen from offline compiles
+#: (:func:`gpuperf.inspect.compile_kernel`, Triton 3.9, d = 64): the largest BLOCK_M·BLOCK_N that
+#: spills no register and fits 64 KiB, among BLOCK_M, BLOCK_N ∈ {16, 32, 64} with 4 or 8 warps
+#: and 2 stages (every larger tile of that grid was compiled; 1 stage and 2 warps, tried on
+#: many, never removed a spill). Between equal areas, the larger block a program holds wins:
+#: it re-reads the streamed tensors fewer times. What they compiled to (registers per thread,
+#: shared memory), and the spilled bytes per thread of the previous default and of the runners-up:
+#:
+#: - forward fp16 64×32, 8 warps: 255 registers, 24 KiB (64×64 / 4 warps: 4104 B; 64×64 /
+#:   8 warps: 400 B; 32×64 / 8 warps: 296 B)
+#: - forward fp32 64×64, 8 warps: 128 registers, 48 KiB (64×64 / 4 warps: 2952 B)
+#: - dK/dV fp16 32×64 (32 queries streamed, 64 keys held), 8 warps: 255 registers, 48 KiB
+#:   (64×64 / 4 warps: 3168 B; 64×64 / 8 warps: 592 B; 64×32 / 8 warps: 320 B)
+#: - dK/dV fp32 64×32 (64 queries streamed, 32 keys held), 8 warps: 255 registers, 56 KiB
+#:   (64×64 needs 80 KiB; the previous 32×64 / 4 warps: 1064 B; 32×64 / 8 warps: 400 B)
+#: - dQ fp16 64×16, 8 warps: 237 registers, 36 KiB (64×64 / 4 warps: 5608 B; every tile of
+#:   2048 elements spills, 32×64 / 8 warps least: 392 B)
+#: - dQ fp32 64×32, 8 warps: 128 registers, 48 KiB (the previous 32×64 / 4 warps: 104 B;
+#:   64×64 / 8 warps: 96 B)
+#:
+#: Only "compiles for a T4 without spilling" is established here; how fast these run on a T4 is
+#: for a GPU to measure. bf16 takes the fp16 row (a T4 has no bf16 arithmetic).
+T4_CONFIGS: dict[str, FlashDefaults] = {
+    "fp16": FlashDefaults(
+        forward=FlashConfig(64, 32, 8, 2),
+        dkdv=FlashConfig(32, 64, 8, 2),
+        dq=FlashConfig(64, 16, 8, 2),
+    ),
+    "fp32": FlashDefaults(
+        forward=FlashConfig(64, 64, 8, 2),
+        dkdv=FlashConfig(64, 32, 8, 2),
+        dq=FlashConfig(64, 32, 8, 2),
+    ),
+}
+
+
+def default_configs(dtype: torch.dtype, arch: str | None = None) -> FlashDefaults:
+    """The tiles FlashAttention uses for ``dtype`` on ``arch`` (default: this device) when the
+    caller gives none: :data:`T4_CONFIGS` on sm_75, 64×64 / 4 warps / 2 stages elsewhere."""
+    arch = device_arch() if arch is None else arch
+    if arch == "sm_75":
+        return T4_CONFIGS["fp32" if dtype == torch.float32 else "fp16"]
+    portable = FlashConfig()
+    return FlashDefaults(portable, portable, portable)
 
 
 def flash_grid(seq_len: int, batch_heads: int, block: int) -> tuple[int]:
@@ -409,69 +478,89 @@ def _flash_forward(q, k, v, is_causal, config: FlashConfig):
     return o, lse
 
 
-def _flash_backward(q, k, v, o, lse, do, is_causal, config: FlashConfig):
+def _flash_backward(
+    q, k, v, o, lse, do, is_causal, config: FlashConfig, dq_config: FlashConfig | None = None
+):
+    """dQ, dK, dV: the dK/dV kernel with ``config``, the dQ kernel with ``dq_config`` (default:
+    the same). The two kernels share no tile, so their blocks may differ."""
     seq, d = q.shape[-2], q.shape[-1]
     bh = q.numel() // (seq * d)
     do = do.contiguous()
     delta = (do.float() * o.float()).sum(dim=-1)  # D_i = rowsum(dO ∘ O), shaped like lse
     dq, dk, dv = torch.empty_like(q), torch.empty_like(k), torch.empty_like(v)
-    meta = dict(
-        IS_CAUSAL=bool(is_causal),
-        BLOCK_M=config.BLOCK_M,
-        BLOCK_N=config.BLOCK_N,
-        BLOCK_D=max(16, next_power_of_2(d)),
-        INPUT_PRECISION=DOT_PRECISION,
-        num_warps=config.num_warps,
-        num_stages=config.num_stages,
-    )
+
+    def meta(c: FlashConfig) -> dict:
+        return dict(
+            IS_CAUSAL=bool(is_causal),
+            BLOCK_M=c.BLOCK_M,
+            BLOCK_N=c.BLOCK_N,
+            BLOCK_D=max(16, next_power_of_2(d)),
+            INPUT_PRECISION=DOT_PRECISION,
+            num_warps=c.num_warps,
+            num_stages=c.num_stages,
+        )
+
+    dq_config = config if dq_config is None else dq_config
     scalars = (seq, d, 1.0 / math.sqrt(d), seq * d, d)
     _flash_bwd_dkdv_kernel[flash_grid(seq, bh, config.BLOCK_N)](
-        q, k, v, do, lse, delta, dk, dv, *scalars, **meta
+        q, k, v, do, lse, delta, dk, dv, *scalars, **meta(config)
     )
-    _flash_bwd_dq_kernel[flash_grid(seq, bh, config.BLOCK_M)](
-        q, k, v, do, lse, delta, dq, *scalars, **meta
+    _flash_bwd_dq_kernel[flash_grid(seq, bh, dq_config.BLOCK_M)](
+        q, k, v, do, lse, delta, dq, *scalars, **meta(dq_config)
     )
     return dq, dk, dv
+
+
+def _given_or_default(given: tuple, default: FlashConfig) -> FlashConfig:
+    """(BLOCK_M, BLOCK_N, num_warps, num_stages) with each ``None`` taken from ``default``."""
+    base = (default.BLOCK_M, default.BLOCK_N, default.num_warps, default.num_stages)
+    return FlashConfig(*(b if g is None else g for g, b in zip(given, base, strict=True)))
 
 
 class FlashAttention(torch.autograd.Function):
     """FlashAttention-2 in Triton: ``FlashAttention.apply(q, k, v, is_causal=False)``.
 
     Class attributes ``BLOCK_M``/``BLOCK_N`` set the tiles (powers of two, 16–256),
-    ``NUM_WARPS``/``NUM_STAGES`` the launch; all are checked by :func:`check_config`.
+    ``NUM_WARPS``/``NUM_STAGES`` the launch; all are checked by :func:`check_config`. Left as
+    ``None`` they come from :func:`default_configs` (per kernel on a T4); if any is set, the
+    forward uses the given values (the rest from the default forward) and the backward uses
+    :func:`backward_config` of that.
     """
 
-    BLOCK_M = 64
-    BLOCK_N = 64
-    NUM_WARPS = 4
-    NUM_STAGES = 2
+    BLOCK_M: int | None = None
+    BLOCK_N: int | None = None
+    NUM_WARPS: int | None = None
+    NUM_STAGES: int | None = None
 
     @staticmethod
     def forward(ctx, q, k, v, is_causal=False):
         is_causal = flag("is_causal", is_causal)
         _check_qkv(q, k, v, "FlashAttention")
-        config = check_config(
-            FlashConfig(
-                FlashAttention.BLOCK_M,
-                FlashAttention.BLOCK_N,
-                FlashAttention.NUM_WARPS,
-                FlashAttention.NUM_STAGES,
-            ),
-            q.shape[-1],
-            q.dtype,
-            "FlashAttention",
-        )
-        o, lse = _flash_forward(q, k, v, is_causal, config)
+        cls = FlashAttention
+        given = (cls.BLOCK_M, cls.BLOCK_N, cls.NUM_WARPS, cls.NUM_STAGES)
+        defaults = default_configs(q.dtype)
+        if all(x is None for x in given):
+            fwd, dkdv, dq = defaults.forward, defaults.dkdv, defaults.dq
+        else:
+            fwd, dkdv, dq = _given_or_default(given, defaults.forward), None, None
+        d = q.shape[-1]
+        fwd = check_config(fwd, d, q.dtype, "FlashAttention")
+        if dkdv is None:
+            dkdv = dq = backward_config(fwd, q.dtype)
+        o, lse = _flash_forward(q, k, v, is_causal, fwd)
         ctx.save_for_backward(q, k, v, o, lse)
         ctx.is_causal = is_causal
-        ctx.config = config
+        ctx.configs = (
+            check_config(dkdv, d, q.dtype, "FlashAttention backward (dK/dV)"),
+            check_config(dq, d, q.dtype, "FlashAttention backward (dQ)"),
+        )
         return o
 
     @staticmethod
     def backward(ctx, do):
         q, k, v, o, lse = ctx.saved_tensors
-        config = backward_config(ctx.config, q.dtype)
-        dq, dk, dv = _flash_backward(q, k, v, o, lse, do, ctx.is_causal, config)
+        dkdv, dq_config = ctx.configs
+        dq, dk, dv = _flash_backward(q, k, v, o, lse, do, ctx.is_causal, dkdv, dq_config)
         return dq, dk, dv, None
 
 
@@ -481,21 +570,24 @@ def flash_attention(
     v: torch.Tensor,
     is_causal: bool = False,
     *,
-    BLOCK_M: int = 64,
-    BLOCK_N: int = 64,
-    num_warps: int = 4,
-    num_stages: int = 2,
+    BLOCK_M: int | None = None,
+    BLOCK_N: int | None = None,
+    num_warps: int | None = None,
+    num_stages: int | None = None,
 ) -> torch.Tensor:
-    """softmax(Q Kᵀ/√d) V with FlashAttention-2; differentiable (see :class:`FlashAttention`)."""
+    """softmax(Q Kᵀ/√d) V with FlashAttention-2; differentiable (see :class:`FlashAttention`).
+
+    Arguments left as ``None`` come from :func:`default_configs` for this device."""
     is_causal = flag("is_causal", is_causal)
     _check_qkv(q, k, v, "flash_attention")
-    config = check_config(
-        FlashConfig(BLOCK_M, BLOCK_N, num_warps, num_stages), q.shape[-1], q.dtype
-    )
+    given = (BLOCK_M, BLOCK_N, num_warps, num_stages)
+    if not all(x is None for x in given):  # fail here, before touching the class
+        check_config(
+            _given_or_default(given, default_configs(q.dtype).forward), q.shape[-1], q.dtype
+        )
     cls = FlashAttention
     old = (cls.BLOCK_M, cls.BLOCK_N, cls.NUM_WARPS, cls.NUM_STAGES)
-    cls.BLOCK_M, cls.BLOCK_N = config.BLOCK_M, config.BLOCK_N
-    cls.NUM_WARPS, cls.NUM_STAGES = config.num_warps, config.num_stages
+    cls.BLOCK_M, cls.BLOCK_N, cls.NUM_WARPS, cls.NUM_STAGES = given
     try:
         return FlashAttention.apply(q, k, v, is_causal)
     finally:
@@ -592,13 +684,16 @@ class FlashAttentionTorch(torch.autograd.Function):
 
 __all__ = [
     "MAX_LIVE_PER_THREAD",
+    "T4_CONFIGS",
     "FlashAttention",
     "FlashAttentionTorch",
     "FlashConfig",
+    "FlashDefaults",
     "attention_cost",
     "attention_ref",
     "backward_config",
     "check_config",
+    "default_configs",
     "flash_attention",
     "flash_grid",
 ]

@@ -17,9 +17,10 @@ Two variants share one reference (:func:`matmul_ref`):
   :data:`DEFAULT_CONFIGS`: sm_90, sm_80 and sm_75 rows, and a small interpreter-friendly row on
   the CPU), taking the largest tile that still gives every SM a program and fits the chip's
   shared memory. These rows follow well-known public Triton configurations (128×256×64 with 8
-  warps and 3 stages on Hopper, 128×128×32 with 4 warps and 4 stages on Ampere); offline
-  compilation (``tests/kernels/test_matmul_configs.py``) proves each fits its chip without
-  spilling. How fast they are is measured only by ``python -m gpuperf.bench`` on a GPU.
+  warps and 3 stages on Hopper, 128×128×32 with 4 warps and 4 stages on Ampere); on a T4 the
+  fp16 rows take BLOCK_K = 16, because 64×64×32 spills there. Offline compilation
+  (``tests/kernels/test_matmul_configs.py``) proves each row fits its chip without spilling
+  registers. How fast they are is measured only by ``python -m gpuperf.bench`` on a GPU.
   ``autotune=True`` times :data:`AUTOTUNE_CONFIGS` once per (M, N, K, dtype) — Triton's
   autotuner adds every tensor argument's dtype to the key — after pruning the configurations
   whose staged tiles cannot fit this device's shared memory. It needs a GPU: without one the
@@ -192,9 +193,13 @@ def _c(bm: int, bn: int, bk: int, g: int, w: int, s: int) -> MatmulConfig:
 
 
 #: Defaults by device, largest tile first; ``"mma"`` rows serve fp16/bf16 (and fp32 with
-#: ``tf32=True``) on tensor cores, ``"fma"`` rows serve IEEE fp32 (and everything on a T4, where
-#: Triton emits no tensor-core instructions). Public Triton matmul configurations: 128×256×64,
-#: 8 warps, 3 stages on Hopper; 128×128×32, 4 warps, 4 stages on Ampere.
+#: ``tf32=True``) on tensor cores, ``"fma"`` rows serve IEEE fp32. Public Triton matmul
+#: configurations: 128×256×64, 8 warps, 3 stages on Hopper; 128×128×32, 4 warps, 4 stages on
+#: Ampere. On a T4 (sm_75) Triton emits no tensor-core instructions: both kinds of row run on FMA,
+#: the ``"mma"`` rows serve fp16 there and the ``"fma"`` rows fp32. fp16 operands cost more
+#: registers on that path: 64×64×32 with 4 warps compiles (Triton 3.9, offline) to 255 registers
+#: and 384 B/thread of spilled registers in fp16 but 120 registers and no spill in fp32, so the
+#: T4's fp16 row takes BLOCK_K = 16 (202 registers, no spill, 8 KiB of shared memory).
 DEFAULT_CONFIGS: dict[str, dict[str, tuple[MatmulConfig, ...]]] = {
     "sm_90": {
         "mma": (
@@ -215,7 +220,7 @@ DEFAULT_CONFIGS: dict[str, dict[str, tuple[MatmulConfig, ...]]] = {
         "fma": (_c(64, 64, 32, 8, 4, 3), _c(32, 64, 32, 8, 4, 3)),
     },
     "sm_75": {
-        "mma": (_c(64, 64, 32, 8, 4, 2), _c(32, 64, 32, 8, 4, 2)),
+        "mma": (_c(64, 64, 16, 8, 4, 2), _c(32, 64, 32, 8, 4, 2)),  # fp16 (FMA, see above)
         "fma": (_c(64, 64, 32, 8, 4, 2), _c(32, 64, 32, 8, 4, 2)),
     },
     # The interpreter runs a program in ~0.5 ms whatever its size: few, mid-sized tiles. It
@@ -249,7 +254,9 @@ _autotuned = None
 
 
 def _unit(dtype: torch.dtype, tf32: bool, arch: str) -> str:
-    if arch == "sm_75" or (dtype == torch.float32 and not tf32):
+    """Which row list serves ``dtype``: fp32 uses ``"fma"`` unless TF32 is asked for on a chip
+    that has it (not a T4); fp16/bf16 use ``"mma"`` (on a T4 those rows also run on FMA)."""
+    if dtype == torch.float32 and (not tf32 or arch == "sm_75"):
         return "fma"
     return "mma"
 

@@ -127,6 +127,26 @@ def control_widget(factory: Callable[..., Any], name: str, **kwargs: Any) -> Any
     return factory(**kwargs)
 
 
+def fit_content(control: Any) -> Any:
+    """Size ``control`` to its content, so a row of controls wraps instead of clipping.
+
+    Without this, ipywidgets gives a label a fixed width (long descriptions are cut) and a
+    ``ToggleButtons`` a fixed box that hides its last buttons behind a scroll bar (seen in
+    JupyterLab with ipywidgets 8). The same attributes exist in ipywidgets 7.7 (Colab).
+    """
+    control.layout.flex = "0 0 auto"  # keep its natural width: wrap, don't squeeze
+    style = getattr(control, "style", None)
+    if style is not None and hasattr(style, "description_width"):
+        style.description_width = "initial"
+    if style is not None and hasattr(style, "button_width"):  # ToggleButtons
+        style.button_width = "auto"
+        control.layout.width = "auto"
+        # ipywidgets 8 otherwise puts the label on a line of its own, above the buttons
+        control.layout.display = "flex"
+        control.layout.flex_flow = "row nowrap"
+    return control
+
+
 def chip_value(chip_name: Any) -> Any:
     """A chip's canonical name for a chip dropdown, or ``chip_name`` unchanged if unknown.
 
@@ -266,7 +286,7 @@ class Explorer:
         self.timings_ms: list[float] = []
         header = [widgets.HTML(value=f"<b>{title}</b>")] if title else []
         for control in self.controls.values():
-            control.layout.flex = "0 0 auto"  # keep its natural width: wrap, don't squeeze
+            fit_content(control)
         row = widgets.HBox(
             list(self.controls.values()), layout=widgets.Layout(flex_flow="row wrap")
         )

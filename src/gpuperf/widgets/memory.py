@@ -6,8 +6,10 @@ n / time (:func:`gpuperf.memory.effective_bandwidth`) reaches half the peak at
 n = latency × bandwidth (:func:`gpuperf.memory.half_bandwidth_size`). Below that size the link
 idles most of the time. :func:`transfer_explorer` puts a size slider on that curve, with latency
 and bandwidth sliders and presets built from *measured* pairs in :mod:`gpuperf.measurements`;
-:func:`transfer_scrubber` is its kernel-free twin. The widget only wires controls to those
-calculators.
+:func:`transfer_scrubber` is its kernel-free twin as PNG frames, and :func:`transfer_static`
+the online book's: every control of the live explorer as a Vega-Lite figure drawn in the browser
+(:mod:`gpuperf.vega`), its numbers read from a :class:`TransferView`. The widgets only wire
+controls to those calculators.
 
 An all-reduce preset's bandwidth is the rate its message moves at: NCCL measures a *bus*
 bandwidth, and the preset converts it to the *algorithm* bandwidth busbw · p / (2(p − 1))
@@ -29,15 +31,21 @@ from ..measurements import LATENCY_BOUND_BELOW_BYTES, Measurement, find
 from ..runtime import require
 from ..scrub import Scrubber, control
 from ..units import GB, format_bandwidth, format_bytes, format_seconds
+from ..vega import book_altair, book_figure
 from .live import Explorer, LiveFigure, control_widget, new_figure
 
 __all__ = [
     "GPUS_PER_NODE",
+    "OWN_LINK",
+    "STATIC_BANDWIDTHS_GB_S",
+    "STATIC_LATENCIES_US",
+    "STATIC_SIZES",
     "TransferPreset",
     "TransferView",
     "presets",
     "transfer_explorer",
     "transfer_scrubber",
+    "transfer_static",
 ]
 
 _SIZES = (1e2, 1e10)
@@ -289,3 +297,267 @@ def transfer_scrubber(exponents: tuple[float, ...] = tuple(range(2, 11))) -> Scr
             "into latency and bytes over bandwidth."
         ),
     )
+
+
+# --- the online book's twin: every control, drawn in the browser ------------------------------
+
+#: The static figure's transfer sizes: every value of the live slider (10² … 10¹⁰ bytes in
+#: quarter decades).
+STATIC_SIZES: tuple[float, ...] = tuple(float(10 ** (e / 4)) for e in range(8, 41))
+#: The static figure's latencies (µs) and bandwidths (GB/s) for a link of your own: half decades
+#: over the live sliders' ranges (0.1 µs … 1 ms; 1 GB/s … 10 TB/s).
+STATIC_LATENCIES_US: tuple[float, ...] = tuple(float(10 ** (e / 2)) for e in range(-2, 7))
+STATIC_BANDWIDTHS_GB_S: tuple[float, ...] = tuple(float(10 ** (e / 2)) for e in range(0, 9))
+#: The ``preset`` value meaning "no measured link: use the latency and bandwidth controls".
+OWN_LINK = "own"
+#: Every how many of the live curve's points the static curve keeps (it is smooth on log axes).
+_CURVE_STRIDE = 4
+
+
+def _short(x: float) -> str:
+    return f"{x:.3g}"
+
+
+@book_figure
+def transfer_static(
+    preset: int | str = 0,
+    n_bytes: float = 1e6,
+    latency_us: float = 1.0,
+    bandwidth_gb_s: float = 100.0,
+    *,
+    colab: str = "",
+) -> Any:
+    """Static twin of :func:`transfer_explorer` (a :class:`gpuperf.vega.StaticExplorer`):
+    measured link × transfer size, and for a link of your own (``preset=OWN_LINK``) latency ×
+    bandwidth. Sizes are every value of the live slider (:data:`STATIC_SIZES`); latency and
+    bandwidth move in half decades (:data:`STATIC_LATENCIES_US`, :data:`STATIC_BANDWIDTHS_GB_S`).
+    Every plotted number is read from a :class:`TransferView` after its ``update``."""
+    from ..vega import StaticExplorer
+
+    alt = book_altair()
+    links = presets()
+    choices = (*range(len(links)), OWN_LINK)
+    if isinstance(preset, bool) or not any(
+        preset == c and isinstance(preset, type(c)) for c in choices
+    ):
+        raise ValueError(
+            f"preset={preset!r} must be a link index 0…{len(links) - 1} or {OWN_LINK!r}"
+        )
+    view = TransferView(dpi=72)
+    controls = [
+        control(
+            "preset",
+            choices,
+            label="measured link",
+            initial=preset,
+            format=lambda i: (
+                links[i].label if i != OWN_LINK else "your own: latency and bandwidth"
+            ),
+        ),
+        control("n_bytes", STATIC_SIZES, label="bytes", initial=n_bytes, format=format_bytes),
+        control(
+            "latency_us",
+            STATIC_LATENCIES_US,
+            label="latency (µs, your own link)",
+            initial=latency_us,
+            format=_short,
+        ),
+        control(
+            "bandwidth_gb_s",
+            STATIC_BANDWIDTHS_GB_S,
+            label="bandwidth (GB/s, your own link)",
+            initial=bandwidth_gb_s,
+            format=_short,
+        ),
+    ]
+    explorer = StaticExplorer(
+        controls,
+        alt=(
+            "Log-log curve of effective bandwidth against transfer size for the chosen link: flat "
+            "at the peak (dotted) for large transfers, falling in proportion to size left of the "
+            "half-bandwidth size (red line, shaded latency-bound region), with the chosen size as "
+            "an orange point; below, a bar splits its time into latency and bytes over "
+            "bandwidth, and the sentence gives the time and the effective bandwidth."
+        ),
+        colab=colab,
+        dropdowns=("preset",),
+    )
+
+    def link(preset: int | str, latency_us: float, bandwidth_gb_s: float) -> tuple[float, float]:
+        if preset == OWN_LINK:
+            return latency_us, bandwidth_gb_s
+        chosen = links[int(preset)]
+        return chosen.latency_s * 1e6, chosen.bandwidth_bytes_per_s / GB
+
+    def lines(latency_us: float, bandwidth_gb_s: float) -> list[dict[str, Any]]:
+        view.update(STATIC_SIZES[0], latency_us, bandwidth_gb_s)
+        xs, ys = view.curve.get_data()
+        keep = [*range(0, len(xs), _CURVE_STRIDE), len(xs) - 1]
+        rows: list[dict[str, Any]] = [
+            {"kind": "curve", "x": float(xs[i]), "y": float(ys[i])} for i in sorted(set(keep))
+        ]
+        (_, peak), (half, _) = view.peak.get_ydata(), view.half.get_xdata()
+        region = view.latency_region
+        start = float(region.get_x())
+        rows.append(
+            {
+                "kind": "limits",
+                "peak": float(peak),
+                "half": float(half),
+                "x": start,
+                "x2": start + float(region.get_width()),
+            }
+        )
+        return rows
+
+    def point(
+        preset: int | str, n_bytes: float, latency_us: float, bandwidth_gb_s: float
+    ) -> dict[str, Any]:
+        sentence = view.update(n_bytes, *link(preset, latency_us, bandwidth_gb_s))
+        (x,), (y,) = view.point.get_data()
+        return {
+            "x": float(x),
+            "y": float(y),
+            "latency_share": float(view.latency_bar.get_width()),
+            "bytes_start": float(view.bytes_bar.get_x()),
+            "bytes_share": float(view.bytes_bar.get_width()),
+            "note": sentence.replace(": ", ":\n", 1).replace(" (", "\n(", 1).replace("; ", ";\n"),
+        }
+
+    def measured_lines(preset: int | str) -> list[dict[str, Any]]:
+        return [] if preset == OWN_LINK else lines(*link(preset, 0.0, 0.0))
+
+    def own_lines(latency_us: float, bandwidth_gb_s: float) -> list[dict[str, Any]]:
+        return lines(latency_us, bandwidth_gb_s)
+
+    def measured_point(preset: int | str, n_bytes: float) -> list[dict[str, Any]]:
+        return [] if preset == OWN_LINK else [point(preset, n_bytes, 0.0, 0.0)]
+
+    def own_point(preset: int | str, n_bytes: float, latency_us: float, bandwidth_gb_s: float):
+        return [point(preset, n_bytes, latency_us, bandwidth_gb_s)] if preset == OWN_LINK else []
+
+    x = alt.X(
+        "x:Q",
+        title="transfer size (bytes)",
+        scale=alt.Scale(type="log", domain=list(_SIZES)),
+        axis=alt.Axis(format="~s", values=[10.0**e for e in range(2, 11)]),
+    )
+    y = alt.Y(
+        "y:Q",
+        title="effective bandwidth (GB/s)",
+        scale=alt.Scale(type="log", domain=list(_BANDWIDTH_GB)),
+        axis=alt.Axis(format="~g", values=[10.0**e for e in range(-4, 5)]),
+    )
+
+    series = (
+        "effective bandwidth",
+        "peak bandwidth",
+        "half peak at latency × bandwidth",
+        "measured copies latency-bound below ~1 MB",
+        "your latency and bandwidth",
+    )
+    colour = alt.Color(
+        "series:N",
+        title=None,
+        scale=alt.Scale(
+            domain=list(series), range=["#1f77b4", "black", "#d62728", "#888", "#9467bd"]
+        ),
+        legend=alt.Legend(orient="bottom", direction="vertical", labelLimit=330),
+    )
+    dash = alt.StrokeDash(
+        "series:N",
+        title=None,
+        scale=alt.Scale(domain=list(series), range=[[1, 0], [2, 2], [1, 0], [5, 3], [4, 2]]),
+        legend=alt.Legend(orient="bottom", direction="vertical", labelLimit=330),
+    )
+
+    def named(chart: Any, index: int) -> Any:
+        return chart.transform_calculate(series=repr(series[index]))
+
+    def curve_layers(chart: Any) -> list[Any]:
+        limits = chart.transform_filter("datum.kind == 'limits'")
+        return [
+            limits.mark_rect(color="#d62728", opacity=0.1, clip=True).encode(x=x, x2="x2:Q"),
+            named(chart.transform_filter("datum.kind == 'curve'"), 0)
+            .mark_line(strokeWidth=2, clip=True)
+            .encode(x=x, y=y, color=colour, strokeDash=dash),
+            named(limits, 1).mark_rule().encode(y=alt.Y("peak:Q"), color=colour, strokeDash=dash),
+            named(limits, 2)
+            .mark_rule(clip=True)
+            .encode(x=alt.X("half:Q"), color=colour, strokeDash=dash),
+        ]
+
+    def point_layer(chart: Any) -> Any:
+        return chart.mark_point(filled=True, size=110, color="#ff7f0e", stroke="black").encode(
+            x=x, y=y
+        )
+
+    measured = explorer.table("measured_lines", measured_lines, over=("preset",))
+    own_index = choices.index(OWN_LINK)
+    own_lines_chart = explorer.table("own_lines", own_lines, over=("latency_us", "bandwidth_gb_s"))
+    # your own link is the figure's link when chosen, and a grey curve to compare otherwise
+    own = own_lines_chart.transform_filter(f"p_preset == {own_index}")
+    ghost = named(
+        own_lines_chart.transform_filter(f"p_preset != {own_index} && datum.kind == 'curve'"), 4
+    )
+    measured_dot = explorer.table("measured_point", measured_point, over=("preset", "n_bytes"))
+    own_dot = explorer.table("own_point", own_point)
+    copies = explorer.table("copies", lambda: {"x": float(LATENCY_BOUND_BELOW_BYTES)}, over=())
+    curve = alt.layer(
+        named(copies, 3).mark_rule().encode(x=x, color=colour, strokeDash=dash),
+        *curve_layers(measured),
+        *curve_layers(own),
+        ghost.mark_line(strokeWidth=1.5, clip=True).encode(
+            x=x, y=y, color=colour, strokeDash=dash
+        ),
+        point_layer(measured_dot),
+        point_layer(own_dot),
+    ).properties(height=240, title="time = latency + bytes / bandwidth")  # fmt: skip
+
+    def bar_layers(chart: Any) -> list[Any]:
+        share = alt.X(
+            "start:Q", title="share of the transfer time", scale=alt.Scale(domain=[0, 1]),
+            axis=alt.Axis(format="%"),
+        )  # fmt: skip
+        folded = (
+            chart.transform_calculate(
+                parts="[{part: 'latency', start: 0, stop: datum.latency_share},"
+                " {part: 'bytes / bandwidth', start: datum.bytes_start,"
+                " stop: datum.bytes_start + datum.bytes_share}]"
+            )
+            .transform_flatten(["parts"])
+            .transform_calculate(
+                part="datum.parts.part", start="datum.parts.start", stop="datum.parts.stop"
+            )
+        )
+        return folded.mark_bar(height=22, opacity=0.7).encode(
+            x=share,
+            x2="stop:Q",
+            color=alt.Color(
+                "part:N",
+                title=None,
+                scale=alt.Scale(
+                    domain=["latency", "bytes / bandwidth"], range=["#d62728", "#1f77b4"]
+                ),
+                legend=alt.Legend(orient="bottom"),
+            ),
+        )
+
+    def note_layer(chart: Any) -> Any:
+        return chart.mark_text(
+            align="left", baseline="top", fontSize=12, lineBreak="\n", color="#222"
+        ).encode(x=alt.value(0), y=alt.value(0), text="note:N")
+
+    bars = alt.layer(bar_layers(measured_dot), bar_layers(own_dot)).properties(
+        height=30, title="where the time goes"
+    )
+    note = alt.layer(note_layer(measured_dot), note_layer(own_dot)).properties(height=64)
+    explorer.chart(
+        alt.vconcat(curve, bars, note, spacing=20)
+        .resolve_scale(color="independent", strokeDash="independent")
+        .configure_axis(labelFontSize=11, titleFontSize=12)
+        .configure_title(fontSize=12, fontWeight="normal")
+        .configure_legend(labelFontSize=11)
+        .configure_view(strokeWidth=0)
+    )
+    return explorer

@@ -4,7 +4,9 @@ Each explorer is a *view* (a figure plus an ``update(**values)`` that moves its 
 calculator results and returns a sentence) wired to ipywidgets controls by
 :class:`~gpuperf.widgets.live.Explorer`. The same view class renders the kernel-free
 :class:`~gpuperf.scrub.Scrubber` for the online book, so the live widget and the scrubber cannot
-disagree. No formula lives here: the numbers come from :mod:`gpuperf.hardware`,
+disagree. Chapter 1's explorers have client-side twins instead (:func:`hardware_static`,
+:func:`mfu_static`, :class:`gpuperf.vega.StaticExplorer` figures whose rows are read from the same
+views after ``update``). No formula lives here: the numbers come from :mod:`gpuperf.hardware`,
 :mod:`gpuperf.cost` and :mod:`gpuperf.roofline`, the drawing from :mod:`gpuperf.plots`.
 
 Controls are plain ``Dropdown`` / ``SelectionSlider`` / ``FloatLogSlider`` / ``ToggleButtons``
@@ -25,6 +27,7 @@ from ..roofline import critical_batch_size, time_bounds
 from ..runtime import require
 from ..scrub import FRAME_DPI, Scrubber, control, legible
 from ..units import PRECISIONS, format_bandwidth, format_bytes, format_flops
+from ..vega import book_altair, book_figure
 from .live import Explorer, LiveFigure, chip_value, control_widget, new_figure
 
 __all__ = [
@@ -34,8 +37,10 @@ __all__ = [
     "RooflineView",
     "hardware_explorer",
     "hardware_scrubber",
+    "hardware_static",
     "mfu_calculator",
     "mfu_scrubber",
+    "mfu_static",
     "roofline_explorer",
     "roofline_scrubber",
 ]
@@ -482,8 +487,13 @@ def roofline_explorer(
     )
     explorer.widget.children = (
         *explorer.widget.children[:1],
-        widgets.HBox([controls["chip_name"], controls["precision"], controls["op"]]),
-        widgets.HBox([controls["tokens"], controls["width"]]),
+        widgets.HBox(
+            [controls["chip_name"], controls["precision"], controls["op"]],
+            layout=widgets.Layout(flex_flow="row wrap"),
+        ),
+        widgets.HBox(
+            [controls["tokens"], controls["width"]], layout=widgets.Layout(flex_flow="row wrap")
+        ),
         *explorer.widget.children[2:],
     )
     explorer.view = view
@@ -529,3 +539,314 @@ def roofline_scrubber(
         "arithmetic intensity; as the batch grows the point slides up the sloped memory roof "
         "to the flat compute roof. Beside it, bars compare T_math and T_comms.",
     )
+
+
+# --- chapter 1: the online book's twins (Vega-Lite, drawn in the browser) ----------------------
+
+#: Axis ranges of :class:`HardwareView`'s panels (fixed in the live view, so they are here too).
+HARDWARE_INTENSITY_RANGE = (0.1, 1e4)
+HARDWARE_FLOPS_RANGE = (1e9, 3e16)
+PEAK_FLOPS_RANGE = (1e10, 3e17)
+
+
+@book_figure
+def hardware_static(
+    chip_name: str = "H100-SXM", precision: str = "bf16", *, colab: str = ""
+) -> Any:
+    """Static twin of :func:`hardware_explorer` (a :class:`gpuperf.vega.StaticExplorer`): every
+    chip × every precision of the table, as in the live explorer. The roof, ridge and peak bars
+    are read from a :class:`HardwareView` after ``update``; the sentence under the figure is the
+    live view's."""
+    from ..vega import StaticExplorer
+
+    alt = book_altair()
+    view = HardwareView(annotate=False)
+    names = [value for _, value in _chip_options()]
+    explorer = StaticExplorer(
+        [
+            control("chip_name", names, label="chip", initial=chip(chip_name).name),
+            control("precision", PRECISIONS, label="precision", initial=precision),
+        ],
+        alt=(
+            "Log-log roofline of the chosen chip and precision (attainable FLOP/s against "
+            "arithmetic intensity) with the ridge point marked where the sloped memory roof "
+            "meets the flat compute roof; below, the chip's dense peak FLOP/s at every "
+            "precision as bars, the chosen precision in red."
+        ),
+        note=lambda chip_name, precision: view.update(chip_name, precision),
+        colab=colab,
+    )
+
+    def roof(chip_name: str, precision: str) -> list[dict[str, Any]]:
+        view.update(chip_name, precision)
+        xs, ys = view.roofline.roof.get_data()
+        return [{"x": float(x), "y": float(y)} for x, y in zip(xs, ys, strict=True)]
+
+    def regions(chip_name: str, precision: str) -> list[dict[str, Any]]:
+        view.update(chip_name, precision)
+        rows = []
+        for what, patch in (
+            ("memory-bound", view.roofline.memory_region),
+            ("compute-bound", view.roofline.compute_region),
+        ):
+            x0, x1 = patch.get_x(), patch.get_x() + patch.get_width()
+            if x1 > x0:
+                rows.append({"what": what, "x0": float(x0), "x1": float(x1)})
+        return rows
+
+    def ridge(chip_name: str, precision: str) -> list[dict[str, Any]]:
+        view.update(chip_name, precision)
+        xs, ys = view.roofline.point.get_data()
+        if not len(xs):
+            the_chip = chip(chip_name)
+            return [{"text": f"{the_chip.name} has no {precision} rate in the table"}]
+        return [
+            {
+                "x": float(xs[0]),
+                "y": float(ys[0]),
+                "floor": HARDWARE_FLOPS_RANGE[0],
+                "label": f"ridge {view.ridge:,.0f} FLOP/B"
+                if view.ridge >= 10
+                else f"ridge {view.ridge:.2g} FLOP/B",
+                "text": "",
+            }
+        ]
+
+    def peaks(chip_name: str, precision: str) -> list[dict[str, Any]]:
+        view.update(chip_name, precision)
+        panel = view.peaks
+        rows = []
+        for order, (name, bar) in enumerate(zip(panel.precisions, panel.bars, strict=True)):
+            height = bar.get_height()
+            rows.append(
+                {
+                    "precision": name,
+                    "order": order,
+                    "peak": float(panel.floor + height) if height > 0 else None,
+                    "label": format_flops(panel.floor + height) if height > 0 else "–",
+                    "floor": panel.floor,
+                    "selected": name == precision,
+                }
+            )
+        return rows
+
+    x_scale = alt.Scale(type="log", domain=list(HARDWARE_INTENSITY_RANGE), nice=False)
+    x_title = "arithmetic intensity (FLOP/byte)"
+    x = alt.X(
+        "x:Q", title=x_title, scale=x_scale, axis=alt.Axis(values=[10.0**k for k in range(-1, 5)])
+    )
+    y_scale = alt.Scale(type="log", domain=list(HARDWARE_FLOPS_RANGE), nice=False)
+    y_title = "attainable FLOP/s"
+    y = alt.Y(
+        "y:Q",
+        title=y_title,
+        scale=y_scale,
+        axis=alt.Axis(format="~s", values=[10.0**k for k in range(9, 17)]),
+    )
+    ridge_chart = explorer.table("ridge", ridge)
+    with_roof = ridge_chart.transform_filter("isValid(datum.x)")
+    roofline = alt.layer(
+        explorer.table("regions", regions)
+        .mark_rect(opacity=0.12)
+        .encode(
+            x=alt.X("x0:Q", scale=x_scale, title=x_title),
+            x2="x1:Q",
+            color=alt.Color(
+                "what:N",
+                title=None,
+                legend=alt.Legend(orient="top"),
+                scale=alt.Scale(
+                    domain=["memory-bound", "compute-bound"], range=["#1f77b4", "#ff7f0e"]
+                ),
+            ),
+        ),
+        explorer.table("roof", roof).mark_line(color="black", strokeWidth=2.2).encode(x=x, y=y),
+        with_roof.mark_rule(color="dimgray", strokeDash=[2, 3]).encode(
+            x=x, y=alt.Y("floor:Q", scale=y_scale, title=y_title), y2="y:Q"
+        ),
+        with_roof.mark_point(filled=True, size=90, color="#d62728", stroke="black").encode(
+            x=x, y=y, tooltip=["label:N"]
+        ),
+        with_roof.mark_text(align="right", baseline="bottom", dx=-6, dy=-6, fontSize=12).encode(
+            x=x, y=y, text="label:N"
+        ),
+        ridge_chart.mark_text(fontSize=13, color="#444", align="left").encode(
+            x=alt.value(10), y=alt.value(20), text="text:N"
+        ),
+    ).properties(height=240, width=420)
+    peak_chart = explorer.table("peaks", peaks)
+    # horizontal bars: each value label sits right of its bar, legible at a phone's width
+    bar_y = alt.Y("precision:N", title=None, sort=alt.EncodingSortField("order"))
+    decades = [10.0**k for k in range(10, 18)]
+    peak_scale = alt.Scale(type="log", domain=list(PEAK_FLOPS_RANGE), nice=False)
+    peak_axis = alt.Axis(format="~s", values=decades)
+    bars = alt.layer(
+        peak_chart.transform_filter("isValid(datum.peak)")
+        .mark_bar(height=14)
+        .encode(
+            y=bar_y,
+            x=alt.X("peak:Q", title="dense peak FLOP/s", scale=peak_scale, axis=peak_axis),
+            x2="floor:Q",
+            color=alt.Color(
+                "selected:N",
+                legend=None,
+                scale=alt.Scale(domain=[True, False], range=["#d62728", "#b0c4de"]),
+            ),
+            tooltip=["precision:N", "label:N"],
+        ),
+        peak_chart.transform_calculate(
+            label_x=f"isValid(datum.peak) ? datum.peak : {PEAK_FLOPS_RANGE[0]}"
+        )
+        .mark_text(align="left", baseline="middle", dx=4, fontSize=11)
+        .encode(y=bar_y, x=alt.X("label_x:Q", scale=peak_scale), text="label:N"),
+    ).properties(height=alt.Step(20), width=420)
+    explorer.chart(
+        alt.vconcat(roofline, bars, spacing=24)
+        .resolve_scale(color="independent", x="independent", y="independent")
+        .configure_axis(labelFontSize=11, titleFontSize=12)
+    )
+    return explorer
+
+
+#: The static MFU calculator's tokens/s per chip: about twelve values a decade from 10 to
+#: 300,000 (the live slider's range, 10 to 10^5.5, in steps of 10^0.05).
+MFU_TOKENS_PER_S: tuple[float, ...] = tuple(
+    round(m * 10**e)
+    for e in range(1, 6)
+    for m in (1, 1.2, 1.5, 1.7, 2, 2.5, 3, 4, 5, 6, 7, 8.5)
+    if m * 10**e <= 10**5.5
+)
+
+
+@book_figure
+def mfu_static(
+    chip_name: str = "H100-SXM",
+    n_params: float = 405e9,
+    tokens_per_s: float = 170,
+    *,
+    colab: str = "",
+) -> Any:
+    """Static twin of :func:`mfu_calculator` (a :class:`gpuperf.vega.StaticExplorer`): every
+    chip with a BF16 rate × the five model sizes × :data:`MFU_TOKENS_PER_S`. The bar is read
+    from an :class:`MFUView` after ``update``; the sentence under it is the live view's."""
+    from ..vega import StaticExplorer
+
+    alt = book_altair()
+    view = MFUView(annotate=True)
+    explorer = StaticExplorer(
+        [
+            control(
+                "chip_name",
+                [value for _, value in _bf16_chip_options()],
+                label="chip",
+                initial=chip(chip_name).name,
+            ),
+            control(
+                "n_params",
+                [value for _, value in MODEL_SIZES],
+                label="model",
+                initial=n_params,
+                format=lambda v: f"{v / 1e9:g}B",
+            ),
+            control(
+                "tokens_per_s",
+                MFU_TOKENS_PER_S,
+                label="tokens/s per chip",
+                initial=tokens_per_s,
+                format=lambda v: f"{v:,.0f}",
+            ),
+        ],
+        alt=(
+            "A horizontal bar showing the model FLOPs utilisation for the chosen chip, model "
+            "size and training throughput, red above 100 %, against dashed lines for published "
+            "runs (Llama 3, DeepSeek-V3, SmolLM3, PaLM) and a green band for measured H100 BF16 "
+            "matmul efficiency."
+        ),
+        note=lambda **values: view.update(**values),
+        colab=colab,
+        dropdowns=("n_params",),
+    )
+
+    def bar(chip_name: str, n_params: float, tokens_per_s: float) -> dict[str, Any]:
+        view.update(chip_name, n_params, tokens_per_s)
+        return {
+            "mfu": float(view.mfu),
+            "shown": float(view.bar.get_width()),
+            "label": view.label.get_text(),
+            "title": view.title.get_text(),
+            "over": bool(view.mfu > 1),
+        }
+
+    def references() -> list[dict[str, Any]]:
+        values = {label: float(find(quantity).value) for label, quantity in MFU_REFERENCES}
+        ranked = sorted(values, key=values.get)
+        # from left to right, labels alternate sides of their lines: two close lines then
+        # have their labels apart, even on a phone
+        return [
+            {"label": label, "mfu": value, "side": "right" if ranked.index(label) % 2 else "left"}
+            for label, value in values.items()
+        ]
+
+    def band() -> dict[str, Any]:
+        peak = chip("H100-SXM").peak_flops("bf16")
+        low, high = (v / peak for v in gemm_range("bf16"))
+        return {"low": float(low), "high": float(high), "text": "H100 BF16 matmul alone"}
+
+    x_scale = alt.Scale(domain=[0, 1], nice=False)
+    x_title = "model FLOPs utilisation (achieved model FLOP/s ÷ dense peak)"
+    x = alt.X(
+        "shown:Q",
+        title=x_title,
+        scale=x_scale,
+        axis=alt.Axis(format="%", values=[i / 10 for i in range(11)], grid=False),
+    )
+    measured = explorer.table("band", band, over=())
+    published = explorer.table("references", references, over=())
+    result = explorer.table("bar", bar)
+    explorer.chart(
+        alt.layer(
+            measured.mark_rect(color="#2ca02c", opacity=0.18).encode(
+                x=alt.X("low:Q", scale=x_scale, title=x_title), x2="high:Q"
+            ),
+            measured.mark_text(baseline="top", dy=4, fontSize=11, color="darkgreen")
+            .encode(x=alt.X("mid:Q", scale=x_scale), y=alt.value(0), text="text:N")
+            .transform_calculate(mid="(datum.low + datum.high) / 2"),
+            published.mark_rule(color="dimgray", strokeDash=[4, 3]).encode(
+                x=alt.X("mfu:Q", scale=x_scale)
+            ),
+            # each label runs up along its own line: the lines are too close for level text
+            *(
+                published.transform_filter(f"datum.side == '{side}'")
+                .mark_text(
+                    align="left",
+                    baseline=baseline,
+                    angle=270,
+                    dy=2 if side == "right" else -2,
+                    fontSize=11,
+                    color="dimgray",
+                )
+                .encode(x=alt.X("mfu:Q", scale=x_scale), y=alt.value(166), text="label:N")
+                for side, baseline in (("right", "top"), ("left", "bottom"))
+            ),
+            result.mark_bar(height=34).encode(
+                x=x,
+                x2=alt.datum(0),
+                y=alt.value(62),
+                color=alt.Color(
+                    "over:N",
+                    legend=None,
+                    scale=alt.Scale(domain=[False, True], range=["#1f77b4", "#d62728"]),
+                ),
+                tooltip=["title:N", "label:N"],
+            ),
+            result.transform_calculate(at="min(datum.shown + 0.01, 0.85)")
+            .mark_text(align="left", baseline="middle", fontSize=13, fontWeight="bold")
+            .encode(x=alt.X("at:Q", scale=x_scale), y=alt.value(62), text="label:N"),
+            result.mark_text(align="left", baseline="bottom", fontSize=12).encode(
+                x=alt.value(0), y=alt.value(-6), text="title:N"
+            ),
+        )
+        .properties(height=170, width=480)
+        .configure_axis(labelFontSize=11, titleFontSize=12)
+    )
+    return explorer

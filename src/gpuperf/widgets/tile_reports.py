@@ -15,6 +15,11 @@ configuration, so an interrupted run resumes); ``tests/test_widgets_tricks.py`` 
 ``tests/test_inspect.py`` recompile entries and check them against the stored numbers, so the
 table cannot silently drift from the kernel. Nothing here is a timing: nothing ran.
 
+Spill bytes are the per-thread stack frame ptxas fills with spilled registers (0 when nothing
+spills), read as :mod:`gpuperf.inspect` reads them: ``STACK:`` of ``cuobjdump -res-usage``,
+confirmed by ptxas's own "bytes spill stores" (tables stored before that fix read ``LOCAL:`` and
+showed 0 for every tile).
+
 Each entry: ``(target, BLOCK_M, BLOCK_N, BLOCK_K) → (shared memory bytes, registers per thread,
 spill bytes, occupancy, limited_by, tensor-core instruction or "", explanation)``; configurations
 that do not fit have ``None`` numbers and an explanation.
@@ -60,6 +65,27 @@ def tile_report(target: str, block_m: int, block_n: int, block_k: int) -> TileRe
             f"BLOCK_K in {BLOCKS_K}; call gpuperf.inspect.compile_kernel for other tiles"
         )
     return TileReport(*REPORTS[key])
+
+
+def ctas_per_sm(chip: str, block_m: int, block_n: int, block_k: int) -> int | None:
+    """How many programs of this tile the compiled kernel keeps resident on one SM of ``chip``.
+
+    The blocks-per-SM limit of :func:`gpuperf.tiling.occupancy` for the stored compiler output
+    (registers per thread, shared memory per block, :data:`NUM_WARPS` warps) on the chip's
+    target; ``None`` for a tile that was not compiled or does not fit. This is what
+    :func:`gpuperf.tiling.l2_levels` takes as ``ctas_per_sm``: a wave is SMs × this many tiles.
+    """
+    from ..hardware import chip as find_chip
+    from ..tiling import occupancy
+    from .tiles import target_of
+
+    found = find_chip(chip)
+    report = tile_report(target_of(found.name), block_m, block_n, block_k)
+    if not report.fits or report.registers_per_thread is None:
+        return None
+    threads = 32 * NUM_WARPS
+    occ = occupancy(found, threads, report.registers_per_thread, report.shared_memory_bytes)
+    return occ.blocks_per_sm
 
 
 def requests() -> list[dict]:
@@ -131,46 +157,46 @@ TRITON_VERSION = "3.9.0"
 REPORTS: dict[tuple[str, int, int, int], tuple] = {
     ('sm_75', 32, 32, 16): (2048, 110, 0, 0.5, 'registers', '', ''),
     ('sm_75', 32, 32, 32): (4096, 166, 0, 0.375, 'registers', '', ''),
-    ('sm_75', 32, 32, 64): (8192, 255, 0, 0.25, 'registers', '', ''),
+    ('sm_75', 32, 32, 64): (8192, 255, 184, 0.25, 'registers', '', ''),
     ('sm_75', 32, 64, 16): (4096, 124, 0, 0.5, 'registers', '', ''),
     ('sm_75', 32, 64, 32): (8192, 202, 0, 0.25, 'registers', '', ''),
-    ('sm_75', 32, 64, 64): (16384, 255, 0, 0.25, 'registers', '', ''),
+    ('sm_75', 32, 64, 64): (16384, 255, 304, 0.25, 'registers', '', ''),
     ('sm_75', 32, 128, 16): (8192, 216, 0, 0.25, 'registers', '', ''),
-    ('sm_75', 32, 128, 32): (16384, 255, 0, 0.25, 'registers', '', ''),
-    ('sm_75', 32, 128, 64): (32768, 64, 0, 0.25, 'shared_memory', '', ''),
-    ('sm_75', 32, 256, 16): (16384, 64, 0, 0.5, 'shared_memory', '', ''),
-    ('sm_75', 32, 256, 32): (32768, 64, 0, 0.25, 'shared_memory', '', ''),
-    ('sm_75', 32, 256, 64): (65536, 64, 0, 0.125, 'shared_memory', '', ''),
+    ('sm_75', 32, 128, 32): (16384, 255, 360, 0.25, 'registers', '', ''),
+    ('sm_75', 32, 128, 64): (32768, 64, 2376, 0.25, 'shared_memory', '', ''),
+    ('sm_75', 32, 256, 16): (16384, 64, 2136, 0.5, 'shared_memory', '', ''),
+    ('sm_75', 32, 256, 32): (32768, 64, 4016, 0.25, 'shared_memory', '', ''),
+    ('sm_75', 32, 256, 64): (65536, 64, 7560, 0.125, 'shared_memory', '', ''),
     ('sm_75', 64, 32, 16): (4096, 124, 0, 0.5, 'registers', '', ''),
     ('sm_75', 64, 32, 32): (8192, 194, 0, 0.25, 'registers', '', ''),
-    ('sm_75', 64, 32, 64): (16384, 255, 0, 0.25, 'registers', '', ''),
+    ('sm_75', 64, 32, 64): (16384, 255, 280, 0.25, 'registers', '', ''),
     ('sm_75', 64, 64, 16): (8192, 202, 0, 0.25, 'registers', '', ''),
-    ('sm_75', 64, 64, 32): (8192, 255, 0, 0.25, 'registers', '', ''),
-    ('sm_75', 64, 64, 64): (16384, 64, 0, 0.5, 'shared_memory', '', ''),
-    ('sm_75', 64, 128, 16): (8192, 255, 0, 0.25, 'registers', '', ''),
-    ('sm_75', 64, 128, 32): (16384, 64, 0, 0.5, 'shared_memory', '', ''),
-    ('sm_75', 64, 128, 64): (32768, 64, 0, 0.25, 'shared_memory', '', ''),
-    ('sm_75', 64, 256, 16): (16384, 64, 0, 0.5, 'shared_memory', '', ''),
-    ('sm_75', 64, 256, 32): (32768, 64, 0, 0.25, 'shared_memory', '', ''),
-    ('sm_75', 64, 256, 64): (65536, 64, 0, 0.125, 'shared_memory', '', ''),
+    ('sm_75', 64, 64, 32): (8192, 255, 384, 0.25, 'registers', '', ''),
+    ('sm_75', 64, 64, 64): (16384, 64, 2416, 0.5, 'shared_memory', '', ''),
+    ('sm_75', 64, 128, 16): (8192, 255, 576, 0.25, 'registers', '', ''),
+    ('sm_75', 64, 128, 32): (16384, 64, 4120, 0.5, 'shared_memory', '', ''),
+    ('sm_75', 64, 128, 64): (32768, 64, 7168, 0.25, 'shared_memory', '', ''),
+    ('sm_75', 64, 256, 16): (16384, 64, 5576, 0.5, 'shared_memory', '', ''),
+    ('sm_75', 64, 256, 32): (32768, 64, 11248, 0.25, 'shared_memory', '', ''),
+    ('sm_75', 64, 256, 64): (65536, 64, 20336, 0.125, 'shared_memory', '', ''),
     ('sm_75', 128, 32, 16): (8192, 204, 0, 0.25, 'registers', '', ''),
-    ('sm_75', 128, 32, 32): (16384, 255, 0, 0.25, 'registers', '', ''),
-    ('sm_75', 128, 32, 64): (32768, 64, 0, 0.25, 'shared_memory', '', ''),
-    ('sm_75', 128, 64, 16): (8192, 255, 0, 0.25, 'registers', '', ''),
-    ('sm_75', 128, 64, 32): (16384, 64, 0, 0.5, 'shared_memory', '', ''),
-    ('sm_75', 128, 64, 64): (32768, 64, 0, 0.25, 'shared_memory', '', ''),
-    ('sm_75', 128, 128, 16): (8192, 64, 0, 1.0, 'shared_memory', '', ''),
-    ('sm_75', 128, 128, 32): (16384, 64, 0, 0.5, 'shared_memory', '', ''),
-    ('sm_75', 128, 128, 64): (32768, 64, 0, 0.25, 'shared_memory', '', ''),
+    ('sm_75', 128, 32, 32): (16384, 255, 384, 0.25, 'registers', '', ''),
+    ('sm_75', 128, 32, 64): (32768, 64, 2440, 0.25, 'shared_memory', '', ''),
+    ('sm_75', 128, 64, 16): (8192, 255, 616, 0.25, 'registers', '', ''),
+    ('sm_75', 128, 64, 32): (16384, 64, 3976, 0.5, 'shared_memory', '', ''),
+    ('sm_75', 128, 64, 64): (32768, 64, 7248, 0.25, 'shared_memory', '', ''),
+    ('sm_75', 128, 128, 16): (8192, 64, 5488, 1.0, 'shared_memory', '', ''),
+    ('sm_75', 128, 128, 32): (16384, 64, 11384, 0.5, 'shared_memory', '', ''),
+    ('sm_75', 128, 128, 64): (32768, 64, 19608, 0.25, 'shared_memory', '', ''),
     ('sm_75', 128, 256, 16): (None, None, None, None, None, '', 'not compiled (course model): on sm_75 Triton lowers tl.dot to FMA instructions, and each of the 128 threads would hold 256 fp32 accumulators, more than the 255 registers a thread can have: the compiler would spill them to local memory. Use smaller tiles or more warps.'),
     ('sm_75', 128, 256, 32): (None, None, None, None, None, '', 'not compiled (course model): on sm_75 Triton lowers tl.dot to FMA instructions, and each of the 128 threads would hold 256 fp32 accumulators, more than the 255 registers a thread can have: the compiler would spill them to local memory. Use smaller tiles or more warps.'),
     ('sm_75', 128, 256, 64): (None, None, None, None, None, '', 'not compiled (course model): on sm_75 Triton lowers tl.dot to FMA instructions, and each of the 128 threads would hold 256 fp32 accumulators, more than the 255 registers a thread can have: the compiler would spill them to local memory. Use smaller tiles or more warps.'),
-    ('sm_75', 256, 32, 16): (16384, 255, 0, 0.25, 'registers', '', ''),
-    ('sm_75', 256, 32, 32): (32768, 64, 0, 0.25, 'shared_memory', '', ''),
-    ('sm_75', 256, 32, 64): (65536, 64, 0, 0.125, 'shared_memory', '', ''),
-    ('sm_75', 256, 64, 16): (16384, 64, 0, 0.5, 'shared_memory', '', ''),
-    ('sm_75', 256, 64, 32): (32768, 64, 0, 0.25, 'shared_memory', '', ''),
-    ('sm_75', 256, 64, 64): (65536, 64, 0, 0.125, 'shared_memory', '', ''),
+    ('sm_75', 256, 32, 16): (16384, 255, 656, 0.25, 'registers', '', ''),
+    ('sm_75', 256, 32, 32): (32768, 64, 4008, 0.25, 'shared_memory', '', ''),
+    ('sm_75', 256, 32, 64): (65536, 64, 7536, 0.125, 'shared_memory', '', ''),
+    ('sm_75', 256, 64, 16): (16384, 64, 5688, 0.5, 'shared_memory', '', ''),
+    ('sm_75', 256, 64, 32): (32768, 64, 11416, 0.25, 'shared_memory', '', ''),
+    ('sm_75', 256, 64, 64): (65536, 64, 20240, 0.125, 'shared_memory', '', ''),
     ('sm_75', 256, 128, 16): (None, None, None, None, None, '', 'not compiled (course model): on sm_75 Triton lowers tl.dot to FMA instructions, and each of the 128 threads would hold 256 fp32 accumulators, more than the 255 registers a thread can have: the compiler would spill them to local memory. Use smaller tiles or more warps.'),
     ('sm_75', 256, 128, 32): (None, None, None, None, None, '', 'not compiled (course model): on sm_75 Triton lowers tl.dot to FMA instructions, and each of the 128 threads would hold 256 fp32 accumulators, more than the 255 registers a thread can have: the compiler would spill them to local memory. Use smaller tiles or more warps.'),
     ('sm_75', 256, 128, 64): (None, None, None, None, None, '', 'not compiled (course model): on sm_75 Triton lowers tl.dot to FMA instructions, and each of the 128 threads would hold 256 fp32 accumulators, more than the 255 registers a thread can have: the compiler would spill them to local memory. Use smaller tiles or more warps.'),
@@ -210,21 +236,21 @@ REPORTS: dict[tuple[str, int, int, int], tuple] = {
     ('sm_80', 128, 128, 16): (16384, 202, 0, 0.125, 'registers', 'mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32', ''),
     ('sm_80', 128, 128, 32): (32768, 251, 0, 0.125, 'registers', 'mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32', ''),
     ('sm_80', 128, 128, 64): (65536, 241, 0, 0.125, 'shared_memory', 'mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32', ''),
-    ('sm_80', 128, 256, 16): (24576, 255, 0, 0.125, 'registers', 'mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32', ''),
-    ('sm_80', 128, 256, 32): (49152, 255, 0, 0.125, 'registers', 'mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32', ''),
-    ('sm_80', 128, 256, 64): (98304, 255, 0, 0.0625, 'shared_memory', 'mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32', ''),
+    ('sm_80', 128, 256, 16): (24576, 255, 488, 0.125, 'registers', 'mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32', ''),
+    ('sm_80', 128, 256, 32): (49152, 255, 1232, 0.125, 'registers', 'mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32', ''),
+    ('sm_80', 128, 256, 64): (98304, 255, 1512, 0.0625, 'shared_memory', 'mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32', ''),
     ('sm_80', 256, 32, 16): (18432, 133, 0, 0.1875, 'registers', 'mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32', ''),
     ('sm_80', 256, 32, 32): (36864, 150, 0, 0.1875, 'registers', 'mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32', ''),
     ('sm_80', 256, 32, 64): (73728, 158, 0, 0.125, 'shared_memory', 'mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32', ''),
     ('sm_80', 256, 64, 16): (20480, 203, 0, 0.125, 'registers', 'mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32', ''),
     ('sm_80', 256, 64, 32): (40960, 251, 0, 0.125, 'registers', 'mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32', ''),
     ('sm_80', 256, 64, 64): (81920, 242, 0, 0.125, 'shared_memory', 'mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32', ''),
-    ('sm_80', 256, 128, 16): (24576, 255, 0, 0.125, 'registers', 'mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32', ''),
-    ('sm_80', 256, 128, 32): (49152, 255, 0, 0.125, 'registers', 'mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32', ''),
-    ('sm_80', 256, 128, 64): (98304, 255, 0, 0.0625, 'shared_memory', 'mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32', ''),
-    ('sm_80', 256, 256, 16): (32768, 255, 0, 0.125, 'registers', 'mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32', ''),
-    ('sm_80', 256, 256, 32): (65536, 255, 0, 0.125, 'shared_memory', 'mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32', ''),
-    ('sm_80', 256, 256, 64): (131072, 255, 0, 0.0625, 'shared_memory', 'mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32', ''),
+    ('sm_80', 256, 128, 16): (24576, 255, 456, 0.125, 'registers', 'mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32', ''),
+    ('sm_80', 256, 128, 32): (49152, 255, 1168, 0.125, 'registers', 'mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32', ''),
+    ('sm_80', 256, 128, 64): (98304, 255, 1480, 0.0625, 'shared_memory', 'mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32', ''),
+    ('sm_80', 256, 256, 16): (32768, 255, 2152, 0.125, 'registers', 'mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32', ''),
+    ('sm_80', 256, 256, 32): (65536, 255, 4088, 0.125, 'shared_memory', 'mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32', ''),
+    ('sm_80', 256, 256, 64): (131072, 255, 5096, 0.0625, 'shared_memory', 'mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32', ''),
     ('sm_90', 32, 32, 16): (4096, 40, 0, 0.75, 'registers', 'mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32', ''),
     ('sm_90', 32, 32, 32): (8192, 46, 0, 0.625, 'registers', 'mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32', ''),
     ('sm_90', 32, 32, 64): (16384, 54, 0, 0.5625, 'registers', 'mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32', ''),
@@ -258,20 +284,20 @@ REPORTS: dict[tuple[str, int, int, int], tuple] = {
     ('sm_90', 128, 128, 16): (24576, 176, 0, 0.125, 'registers', 'wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16', ''),
     ('sm_90', 128, 128, 32): (49152, 184, 0, 0.125, 'registers', 'wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16', ''),
     ('sm_90', 128, 128, 64): (98304, 197, 0, 0.125, 'shared_memory', 'wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16', ''),
-    ('sm_90', 128, 256, 16): (36864, 255, 0, 0.125, 'registers', 'wgmma.mma_async.sync.aligned.m64n256k16.f32.f16.f16', ''),
-    ('sm_90', 128, 256, 32): (73728, 255, 0, 0.125, 'registers', 'wgmma.mma_async.sync.aligned.m64n256k16.f32.f16.f16', ''),
-    ('sm_90', 128, 256, 64): (147456, 255, 0, 0.0625, 'shared_memory', 'wgmma.mma_async.sync.aligned.m64n256k16.f32.f16.f16', ''),
+    ('sm_90', 128, 256, 16): (36864, 255, 680, 0.125, 'registers', 'wgmma.mma_async.sync.aligned.m64n256k16.f32.f16.f16', ''),
+    ('sm_90', 128, 256, 32): (73728, 255, 1080, 0.125, 'registers', 'wgmma.mma_async.sync.aligned.m64n256k16.f32.f16.f16', ''),
+    ('sm_90', 128, 256, 64): (147456, 255, 1024, 0.0625, 'shared_memory', 'wgmma.mma_async.sync.aligned.m64n256k16.f32.f16.f16', ''),
     ('sm_90', 256, 32, 16): (27648, 108, 0, 0.25, 'registers', 'wgmma.mma_async.sync.aligned.m64n32k16.f32.f16.f16', ''),
     ('sm_90', 256, 32, 32): (55296, 115, 0, 0.25, 'shared_memory', 'wgmma.mma_async.sync.aligned.m64n32k16.f32.f16.f16', ''),
     ('sm_90', 256, 32, 64): (110592, 127, 0, 0.125, 'shared_memory', 'wgmma.mma_async.sync.aligned.m64n32k16.f32.f16.f16', ''),
     ('sm_90', 256, 64, 16): (30720, 192, 0, 0.125, 'registers', 'wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16', ''),
     ('sm_90', 256, 64, 32): (61440, 197, 0, 0.125, 'registers', 'wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16', ''),
     ('sm_90', 256, 64, 64): (122880, 216, 0, 0.0625, 'shared_memory', 'wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16', ''),
-    ('sm_90', 256, 128, 16): (36864, 255, 0, 0.125, 'registers', 'wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16', ''),
-    ('sm_90', 256, 128, 32): (73728, 255, 0, 0.125, 'registers', 'wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16', ''),
-    ('sm_90', 256, 128, 64): (147456, 255, 0, 0.0625, 'shared_memory', 'wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16', ''),
-    ('sm_90', 256, 256, 16): (49152, 255, 0, 0.125, 'registers', 'wgmma.mma_async.sync.aligned.m64n256k16.f32.f16.f16', ''),
-    ('sm_90', 256, 256, 32): (98304, 255, 0, 0.125, 'shared_memory', 'wgmma.mma_async.sync.aligned.m64n256k16.f32.f16.f16', ''),
-    ('sm_90', 256, 256, 64): (196608, 255, 0, 0.0625, 'shared_memory', 'wgmma.mma_async.sync.aligned.m64n256k16.f32.f16.f16', ''),
+    ('sm_90', 256, 128, 16): (36864, 255, 544, 0.125, 'registers', 'wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16', ''),
+    ('sm_90', 256, 128, 32): (73728, 255, 656, 0.125, 'registers', 'wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16', ''),
+    ('sm_90', 256, 128, 64): (147456, 255, 672, 0.0625, 'shared_memory', 'wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16', ''),
+    ('sm_90', 256, 256, 16): (49152, 255, 3280, 0.125, 'registers', 'wgmma.mma_async.sync.aligned.m64n256k16.f32.f16.f16', ''),
+    ('sm_90', 256, 256, 32): (98304, 255, 3680, 0.125, 'shared_memory', 'wgmma.mma_async.sync.aligned.m64n256k16.f32.f16.f16', ''),
+    ('sm_90', 256, 256, 64): (196608, 255, 3016, 0.0625, 'shared_memory', 'wgmma.mma_async.sync.aligned.m64n256k16.f32.f16.f16', ''),
 }
 # fmt: on

@@ -14,7 +14,9 @@ over the limit), it shows the course model's three full stages
 wave efficiency (:func:`gpuperf.tiling.wave_efficiency_curve`,
 :func:`gpuperf.tiling.wave_quantization`): 2048 → 2049 adds a row and a column and a whole wave.
 
-Each explorer has a kernel-free twin (``*_scrubber``) drawn by the same view class.
+Each explorer has a kernel-free twin (``*_scrubber``) drawn by the same view class, and
+:func:`tiling_static` is the online book's client-side figure of :func:`tiling_explorer` (every
+value of its four controls, rows read from :class:`TilingView` at build time).
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ from ..roofline import attainable_flops
 from ..runtime import require
 from ..scrub import Scrubber, control
 from ..units import format_flops
+from ..vega import StaticExplorer, book_altair, book_figure
 from . import tile_reports
 from .live import Explorer, chip_value, control_widget, new_figure
 from .tricks import CHIPS
@@ -42,6 +45,7 @@ __all__ = [
     "target_of",
     "tiling_explorer",
     "tiling_scrubber",
+    "tiling_static",
     "wave_explorer",
     "wave_scrubber",
 ]
@@ -126,10 +130,12 @@ class TilingView:
         }
         if report.fits:
             tc = report.tensor_core_instruction.split(".")[0] or "none (FMA)"
+            spilled = report.spill_bytes
+            spill = f" ({spilled} B/thread spilled to local memory)" if spilled else ""
             compiled = (
                 f"compiled for {target_of(chip_name)}: {report.shared_memory_bytes / 1024:g} KiB "
                 f"shared memory, {report.registers_per_thread} registers/thread"
-                f"{f', {report.spill_bytes} B spilled' if report.spill_bytes else ''}, "
+                f"{spill}, "
                 f"occupancy {report.occupancy:.0%} (limited by {report.limited_by}), "
                 f"tensor cores: {tc}"
             )
@@ -198,6 +204,151 @@ def tiling_scrubber() -> Scrubber:
             "hatched, the course model's three full stages for a tile that was not compiled."
         ),
     )
+
+
+@book_figure
+def tiling_static(
+    block_m: int = 64,
+    block_n: int = 64,
+    block_k: int = 32,
+    chip_name: str = "A100-80GB",
+    *,
+    colab: str = "",
+) -> StaticExplorer:
+    """Static twin of :func:`tiling_explorer` for the online book (a
+    :class:`gpuperf.vega.StaticExplorer`): BLOCK_M × BLOCK_N × BLOCK_K × chip, every value the
+    live sliders offer (:data:`tile_reports.BLOCKS_MN`, :data:`tile_reports.BLOCKS_K`,
+    :data:`CHIPS`; 144 tiles and chips). Every plotted number is read from a :class:`TilingView`
+    after its ``update`` — the roof, the tiled point, the naive cross, the gauge's width — and
+    the line under the figure is the live status line. The arguments are the initial values."""
+    from matplotlib.colors import to_hex
+
+    alt = book_altair()
+    view = TilingView(dpi=72)
+    controls = [
+        control("block_m", tile_reports.BLOCKS_MN, label="BLOCK_M", initial=block_m),
+        control("block_n", tile_reports.BLOCKS_MN, label="BLOCK_N", initial=block_n),
+        control("block_k", tile_reports.BLOCKS_K, label="BLOCK_K", initial=block_k),
+        control("chip_name", CHIPS, label="chip", initial=chip_value(chip_name)),
+    ]
+    explorer = StaticExplorer(
+        controls,
+        alt=(
+            f"Roofline of the chosen chip in {PRECISION} with a {MATMUL_SIZE}³ matmul as a red "
+            "point at the tiled intensity and a grey cross for the untiled kernel; below, a gauge "
+            "of the shared memory the compiled kernel allocates against the chip's per-block "
+            "limit, or, paler with a dashed outline, the course model's full stages for a tile "
+            "that was not compiled."
+        ),
+        note=lambda **values: view.update(**values),
+        colab=colab,
+    )
+    first = {"block_m": block_m, "block_n": block_n, "block_k": block_k}
+
+    def roof(chip_name: str) -> list[dict[str, Any]]:
+        view.update(**first, chip_name=chip_name)
+        xs, ys = view.roof.get_data()
+        return [{"x": float(x), "y": float(y)} for x, y in zip(xs, ys, strict=True)]
+
+    def points(**values: Any) -> list[dict[str, Any]]:
+        view.update(**values)
+        rows = []
+        for kind, artist in (("tiled (BM, BN, BK)", view.point), ("untiled (naive)", view.naive)):
+            (x,), (y,) = artist.get_data()
+            rows.append({"kind": kind, "x": float(x), "y": float(y)})
+        return rows
+
+    def gauge(**values: Any) -> dict[str, Any]:
+        view.update(**values)
+        source = view.last["gauge_source"]
+        budget = view.last["budget"]
+        return {
+            "fraction": float(view.bar.get_width()),
+            "colour": to_hex(view.bar.get_facecolor()),
+            "source": source,
+            "label": (
+                f"compiler's {budget.shared_memory_bytes / 1024:g} KiB"
+                if source == "compiler"
+                else f"model, {tile_reports.NUM_STAGES} full stages = "
+                f"{budget.shared_memory_bytes / 1024:g} KiB (not compiled)"
+            ),
+        }
+
+    kinds = ("tiled (BM, BN, BK)", "untiled (naive)")
+    x = alt.X(
+        "x:Q",
+        title="arithmetic intensity (FLOP/byte)",
+        scale=alt.Scale(type="log", domain=list(_INTENSITY)),
+        axis=alt.Axis(values=[1, 10, 100, 1000], format="~g"),  # no crowding on a phone
+    )
+    y = alt.Y(
+        "y:Q",
+        title="attainable FLOP/s",
+        axis=alt.Axis(format="~s"),
+        scale=alt.Scale(type="log", domain=list(_FLOPS)),
+    )
+    top = alt.layer(
+        explorer.table("roof", roof, over=("chip_name",))
+        .mark_line(color="black", strokeWidth=2.2, clip=True)
+        .encode(x=x, y=y),
+        explorer.table("points", points)
+        .mark_point(size=120, strokeWidth=2.5, filled=True, opacity=1)
+        .encode(
+            x=x,
+            y=y,
+            shape=alt.Shape(
+                "kind:N",
+                title=None,
+                legend=alt.Legend(orient="bottom-right"),
+                scale=alt.Scale(domain=list(kinds), range=["circle", "cross"]),
+            ),
+            color=alt.Color(
+                "kind:N",
+                title=None,
+                legend=alt.Legend(orient="bottom-right"),
+                scale=alt.Scale(domain=list(kinds), range=["#d62728", "#4d4d4d"]),
+            ),
+            tooltip=["kind:N", alt.Tooltip("x:Q", title="FLOP/B", format=".3g")],
+        ),
+    ).properties(height=240, title=f"{MATMUL_SIZE}³ {PRECISION} matmul on the roofline")
+    gauge_chart = explorer.table("gauge", gauge)
+    fraction = alt.X(
+        "fraction:Q",
+        title="shared memory / limit per block",
+        scale=alt.Scale(domain=[0, 1.5], nice=False),
+    )
+    bottom = alt.layer(
+        gauge_chart.mark_bar(height=22, strokeWidth=1.5).encode(
+            x=fraction,
+            # the live bar's colour, used as is
+            color=alt.Color("colour:N", legend=None, scale=None),
+            opacity=alt.Opacity(
+                "source:N",
+                legend=None,
+                scale=alt.Scale(domain=["compiler", "model"], range=[1.0, 0.45]),
+            ),
+            stroke=alt.Stroke("colour:N", legend=None, scale=None),
+            strokeDash=alt.StrokeDash(
+                "source:N",
+                legend=None,
+                scale=alt.Scale(domain=["compiler", "model"], range=[[1, 0], [4, 3]]),
+            ),
+        ),
+        explorer.table("limit", lambda: {"fraction": 1.0, "text": "limit"}, over=())
+        .mark_rule(color="#d62728", strokeWidth=2)
+        .encode(x=fraction),
+        gauge_chart.mark_text(align="left", baseline="bottom", dy=-14, fontSize=11).encode(
+            x=alt.value(2), text="label:N"
+        ),
+    ).properties(height=60)
+    explorer.chart(
+        alt.vconcat(top, bottom, spacing=24)
+        .resolve_scale(color="independent", shape="independent", fill="independent")
+        .configure_axis(labelFontSize=11, titleFontSize=12)
+        .configure_title(fontSize=12, fontWeight="normal")
+        .configure_legend(labelFontSize=11)
+    )
+    return explorer
 
 
 # ---------------------------------------------------------------------------------------------

@@ -10,8 +10,11 @@ Tensor Cores' rate for that precision moves the *roof* up. Numbers come from
 ``offset + i·stride``: requested bytes in blue, bytes fetched with them but never used in orange
 (:func:`gpuperf.memory.coalescing`, drawn by :func:`gpuperf.plots.draw_coalescing`).
 
-Each explorer has a kernel-free twin (``*_scrubber``) drawn by the same view class. The tiling
-and wave-quantization explorers live in :mod:`gpuperf.widgets.tiles`.
+Each explorer has a kernel-free twin (``*_scrubber``) drawn by the same view class, and
+:func:`coalescing_static` is the online book's client-side figure of :func:`coalescing_explorer`
+(its byte map read from :class:`CoalescingView` at build time), :func:`precision_static` that of
+:func:`precision_explorer` (roof, ridge and points read from :class:`PrecisionView`).
+The tiling and wave-quantization explorers live in :mod:`gpuperf.widgets.tiles`.
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ from ..roofline import attainable_flops, time_bounds
 from ..runtime import require
 from ..scrub import Scrubber, control
 from ..units import format_bytes, format_flops, format_seconds
+from ..vega import StaticExplorer, book_altair, book_figure
 from .live import Explorer, chip_value, control_widget, new_figure
 
 __all__ = [
@@ -32,8 +36,10 @@ __all__ = [
     "PrecisionView",
     "coalescing_explorer",
     "coalescing_scrubber",
+    "coalescing_static",
     "precision_explorer",
     "precision_scrubber",
+    "precision_static",
 ]
 
 #: The chips the chapter compares: Colab's T4, and the A100 and H100 of most training clusters.
@@ -254,3 +260,266 @@ def coalescing_scrubber() -> Scrubber:
             "fetched with them but unused in orange, untouched bytes in light grey."
         ),
     )
+
+
+#: The static figure's offsets (elements): the live slider runs over every integer 0 … 32; these
+#: keep the aligned case, each small misalignment and a few larger ones.
+STATIC_OFFSETS: tuple[int, ...] = (0, 1, 2, 3, 4, 8, 16, 24, 31, 32)
+#: The byte map's two layers as the static figure names them (coloured as the live view).
+_FETCHED, _REQUESTED = "fetched, unused", "requested"
+
+
+def _byte_runs(grid: Any, states: tuple[int, ...]) -> list[dict[str, Any]]:
+    """Runs of bytes whose state is in ``states`` in a byte map (rows: cache lines), one row per
+    run: ``line`` and bytes ``x0`` ≤ b < ``x1``."""
+    rows = []
+    for line, row in enumerate(grid):
+        inside = [int(v) in states for v in row]
+        start = None
+        for b, yes in enumerate([*inside, False]):
+            if yes and start is None:
+                start = b
+            elif not yes and start is not None:
+                rows.append({"line": line, "x0": start, "x1": b})
+                start = None
+    return rows
+
+
+@book_figure
+def coalescing_static(
+    stride: int = 1, offset: int = 0, element_bytes: int = 4, *, colab: str = ""
+) -> StaticExplorer:
+    """Static twin of :func:`coalescing_explorer` for the online book (a
+    :class:`gpuperf.vega.StaticExplorer`): stride × offset × element size. Every stride
+    (:data:`STRIDES`) and element size (:data:`ELEMENT_BYTES`) of the live controls; the offset
+    slider, continuous in the live view, moves over :data:`STATIC_OFFSETS`. The byte map is the
+    live view's image, read after its ``update``, stored as runs of fetched and of requested
+    bytes; the line under the figure is the live status line. The arguments are the initial
+    values."""
+    from matplotlib.colors import to_hex
+
+    alt = book_altair()
+    view = CoalescingView(dpi=72)
+    controls = [
+        control("stride", STRIDES, label="stride", initial=stride),
+        control("offset", STATIC_OFFSETS, label="offset", initial=offset),
+        control(
+            "element_bytes",
+            ELEMENT_BYTES,
+            label="element",
+            initial=element_bytes,
+            format=lambda b: f"{b} B",
+        ),
+    ]
+    explorer = StaticExplorer(
+        controls,
+        alt=(
+            f"Byte map of {LINES_DRAWN} cache lines of 128 bytes, one row per line: bytes the "
+            "warp asked for in blue, bytes fetched with them in the same 32-byte sectors but "
+            "unused in orange, untouched bytes in light grey."
+        ),
+        note=lambda **values: view.update(**values),
+        colab=colab,
+        dropdowns=("element_bytes",),
+    )
+
+    # Every fetched byte (orange) under the requested ones (blue): half the rows of one run
+    # per colour change when small elements alternate with gaps.
+    def fetched(**values: Any) -> list[dict[str, Any]]:
+        view.update(**values)
+        return _byte_runs(view.image.get_array(), (plots.BYTE_WASTED, plots.BYTE_USED))
+
+    def requested(**values: Any) -> list[dict[str, Any]]:
+        view.update(**values)
+        return _byte_runs(view.image.get_array(), (plots.BYTE_USED,))
+
+    first = memory.coalescing()
+    line_bytes, sector_bytes = first.line_bytes, first.sector_bytes
+    ticks = list(range(0, line_bytes + 1, sector_bytes))
+
+    def sectors() -> list[dict[str, Any]]:
+        return [{"x": x} for x in ticks]
+
+    # the live image's colour map: idle, fetched-but-unused and requested bytes
+    idle, wasted, used = (to_hex(c) for c in view.image.get_cmap().colors)
+    bytes_scale = alt.Scale(domain=[0, line_bytes], nice=False)
+    x = alt.X(
+        "x0:Q",
+        title=f"byte within a {line_bytes}-byte line ({sector_bytes}-byte sectors)",
+        scale=bytes_scale,
+        axis=alt.Axis(values=ticks),
+    )
+    y = alt.Y(
+        "line:Q",
+        title="cache line",
+        scale=alt.Scale(domain=[0, LINES_DRAWN], nice=False, reverse=True),
+        axis=alt.Axis(values=list(range(0, LINES_DRAWN + 1, 2))),
+    )
+    colour = alt.Scale(domain=[_FETCHED, _REQUESTED], range=[wasted, used])
+
+    def layer(name: str, compute: Any, state: str) -> Any:
+        return (
+            explorer.table(name, compute)
+            .transform_calculate(line_end="datum.line + 1", state=f"'{state}'")
+            .mark_rect()
+            .encode(
+                x=x,
+                x2="x1:Q",
+                y=y,
+                y2="line_end:Q",
+                color=alt.Color(
+                    "state:N", scale=colour, title=None, legend=alt.Legend(orient="top")
+                ),
+                tooltip=["line:Q", "x0:Q", "x1:Q"],
+            )
+        )
+
+    explorer.chart(
+        alt.layer(
+            layer("fetched", fetched, _FETCHED),
+            layer("requested", requested, _REQUESTED),
+            explorer.table("sectors", sectors, over=())
+            .mark_rule(color="#808080", strokeDash=[2, 2], strokeWidth=0.8)
+            .encode(x=alt.X("x:Q", scale=bytes_scale)),
+        )
+        .properties(
+            height=260, title="one warp's load: requested (blue), fetched but unused (orange)"
+        )
+        .configure_view(fill=idle)
+        .configure_axis(labelFontSize=11, titleFontSize=12)
+        .configure_title(fontSize=12, fontWeight="normal")
+        .configure_legend(labelFontSize=11)
+    )
+    return explorer
+
+
+@book_figure
+def precision_static(
+    chip_name: str = "H100-SXM", precision: str = "fp32", op: str = "relu", *, colab: str = ""
+) -> StaticExplorer:
+    """Static twin of :func:`precision_explorer` for the online book (a
+    :class:`gpuperf.vega.StaticExplorer`): every chip (:data:`CHIPS`), precision
+    (:data:`PRECISIONS`) and operation of the live controls. The roof, the ridge, the shaded
+    regions, the grey markers and the red point are read from a :class:`PrecisionView` after its
+    ``update``; the line under the figure is the live status line. The arguments are the initial
+    values."""
+    alt = book_altair()
+    view = PrecisionView(dpi=72)
+    labels = dict((key, label) for label, key in OPERATIONS)
+    explorer = StaticExplorer(
+        [
+            control("chip_name", CHIPS, label="chip", initial=chip(chip_name).name),
+            control("precision", PRECISIONS, label="precision", initial=precision),
+            control("op", list(labels), label="operation", initial=op, format=labels.get),
+        ],
+        alt=(
+            "Log-log roofline of the chosen chip at the chosen precision (attainable FLOP/s "
+            "against arithmetic intensity) with ReLU or a 4096³ matmul as a red point; grey "
+            "points show the same operation at the other precisions the chip supports."
+        ),
+        note=lambda **values: view.update(**values),
+        colab=colab,
+    )
+
+    def roof(chip_name: str, precision: str) -> list[dict[str, Any]]:
+        view.update(chip_name, precision, "relu")
+        xs, ys = view.roof.get_data()
+        return [{"x": float(x), "y": float(y)} for x, y in zip(xs, ys, strict=True)]
+
+    def regions(chip_name: str, precision: str) -> list[dict[str, Any]]:
+        view.update(chip_name, precision, "relu")
+        rows = []
+        for what, patch in (
+            ("memory-bound", view.panel.memory_region),
+            ("compute-bound", view.panel.compute_region),
+        ):
+            x0, x1 = patch.get_x(), patch.get_x() + patch.get_width()
+            if x1 > x0:
+                rows.append({"what": what, "x0": float(x0), "x1": float(x1)})
+        return rows
+
+    def ridge(chip_name: str, precision: str) -> list[dict[str, Any]]:
+        view.update(chip_name, precision, "relu")
+        xs, ys = view.panel.ridge.get_data()
+        if not len(xs):
+            return [{"text": f"{chip(chip_name).name} has no {precision}"}]
+        return [{"x": float(xs[0]), "y0": float(ys[0]), "y": float(ys[1]), "text": ""}]
+
+    def others(chip_name: str, op: str) -> list[dict[str, Any]]:
+        view.update(chip_name, "fp32", op)
+        rows = []
+        for p, marker in view.others.items():
+            xs, ys = marker.get_data()
+            if len(xs):
+                rows.append({"precision": p, "x": float(xs[0]), "y": float(ys[0])})
+        return rows
+
+    def point(chip_name: str, precision: str, op: str) -> list[dict[str, Any]]:
+        view.update(chip_name, precision, op)
+        xs, ys = view.point.get_data()
+        if not len(xs):
+            return []
+        return [{"x": float(xs[0]), "y": float(ys[0]), "what": "chosen", "op": labels[op]}]
+
+    x_scale = alt.Scale(type="log", domain=list(_INTENSITY), nice=False)
+    x_title = "arithmetic intensity (FLOP/byte)"
+    x = alt.X(
+        "x:Q", title=x_title, scale=x_scale, axis=alt.Axis(values=[10.0**k for k in range(-1, 5)])
+    )
+    y_scale = alt.Scale(type="log", domain=list(_FLOPS), nice=False)
+    y_title = "attainable FLOP/s"
+    y = alt.Y(
+        "y:Q",
+        title=y_title,
+        scale=y_scale,
+        axis=alt.Axis(format="~s", values=[10.0**k for k in range(10, 17)]),
+    )
+    ridge_chart = explorer.table("ridge", ridge, over=("chip_name", "precision"))
+    shapes = alt.Scale(
+        domain=list(PRECISIONS),
+        range=["circle", "square", "triangle-up", "triangle-down", "diamond"],
+    )
+    chart = alt.layer(
+        explorer.table("regions", regions, over=("chip_name", "precision"))
+        .mark_rect(opacity=0.12)
+        .encode(
+            x=alt.X("x0:Q", scale=x_scale, title=x_title),
+            x2="x1:Q",
+            color=alt.Color(
+                "what:N",
+                title=None,
+                legend=alt.Legend(orient="top"),
+                scale=alt.Scale(
+                    domain=["memory-bound", "compute-bound"], range=["#1f77b4", "#ff7f0e"]
+                ),
+            ),
+        ),
+        explorer.table("roof", roof, over=("chip_name", "precision"))
+        .mark_line(color="black", strokeWidth=2.2)
+        .encode(x=x, y=y),
+        ridge_chart.transform_filter("isValid(datum.x)")
+        .mark_rule(color="dimgray", strokeDash=[2, 3])
+        .encode(x=x, y=alt.Y("y0:Q", scale=y_scale, title=y_title), y2="y:Q"),
+        explorer.table("others", others, over=("chip_name", "op"))
+        .mark_point(filled=True, size=70, color="#8c8c8c")
+        .encode(
+            x=x,
+            y=y,
+            shape=alt.Shape(
+                "precision:N", scale=shapes, title=None, legend=alt.Legend(orient="bottom")
+            ),
+            tooltip=["precision:N"],
+        ),
+        explorer.table("point", point)
+        .mark_point(filled=True, size=110, color="#d62728", stroke="black")
+        .encode(x=x, y=y, tooltip=["op:N"]),
+        ridge_chart.mark_text(fontSize=13, color="#444", align="left").encode(
+            x=alt.value(10), y=alt.value(20), text="text:N"
+        ),
+    ).properties(height=260, title="roof (black) and ridge (dotted) at the chosen precision")
+    explorer.chart(
+        chart.configure_axis(labelFontSize=11, titleFontSize=12)
+        .configure_title(fontSize=12, fontWeight="normal")
+        .configure_legend(labelFontSize=11)
+    )
+    return explorer

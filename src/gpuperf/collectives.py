@@ -1,0 +1,435 @@
+"""Collectives: what an all-reduce, an all-gather and a reduce-scatter cost, and how to hide them.
+
+Data-parallel training ends every backward pass with an **all-reduce** of the gradients: each of
+the p ranks (GPUs) holds a message of S bytes, and each must end with the element-wise sum of
+all p messages. Two halves make it up. A **reduce-scatter** leaves rank k with the sum of the
+k-th 1/p of the message; an **all-gather** hands every rank's 1/p to every other rank.
+
+**The ring.** Arrange the ranks in a ring and cut the message into p chunks. In each of p − 1
+steps every rank sends one chunk (S/p bytes) to its right neighbour and adds the chunk arriving
+from its left: after p − 1 steps each rank owns one fully reduced chunk (the reduce-scatter).
+p − 1 more steps pass the reduced chunks around (the all-gather). Every rank sends, and receives,
+2(p − 1)/p · S bytes in 2(p − 1) steps; a reduce-scatter or an all-gather alone is half of that.
+
+**The α–β model.** With a fixed cost α per step and a link of B bytes/s per direction per rank,
+
+    ring all-reduce:            t = 2(p − 1)·α + 2(p − 1)/p · S/B
+    ring all-gather / r-scatter: t =  (p − 1)·α +  (p − 1)/p · S/B
+    tree all-reduce:            t = 2⌈log₂ p⌉·α + 2·S/B
+
+The tree is a *double binary tree*, counted here (a model, not a measurement): the message is
+split in two halves, each reduced up one binary tree and broadcast back down it, and the trees
+are built so that every rank is an inner node of one and a leaf of the other. An inner node
+receives two half-messages and sends one on the way up, and the reverse on the way down; a leaf
+sends one and receives one, so each rank sends 2·S bytes in all, a factor p/(p − 1) more than
+the ring, but its latency grows with log₂ p instead of p. Pipelining the chunks is assumed, so
+the depth is paid once. Small messages favour the tree, large ones the ring
+(:func:`ring_tree_crossover_bytes`).
+
+**algbw and busbw.** NCCL's tests report two rates for a collective of S bytes that took t
+seconds (nccl-tests, doc/PERFORMANCE.md): the *algorithm bandwidth* algbw = S/t, the rate at which
+the message moves (the one that gives the time), and the *bus bandwidth*
+busbw = algbw · factor, with factor 2(p − 1)/p for an all-reduce and (p − 1)/p for an
+all-gather, a reduce-scatter or an all-to-all (:func:`bus_bandwidth_factor`). The factor is the
+traffic per rank of the bandwidth-optimal algorithm over S, so busbw can be compared with the
+link's B whatever p is. For the same reason the **half-bandwidth size** n½ of a collective, the
+message size at which it reaches half its peak rate, is t₀ · algbw, never t₀ · busbw: for a ring
+all-reduce n½ = 2(p − 1)α · B·p/(2(p − 1)) = p·α·B (:meth:`CollectiveTime.half_bandwidth_bytes`,
+:func:`half_bandwidth_message_bytes`).
+
+**Overlap.** Gradients become ready layer by layer during the backward pass, so frameworks
+all-reduce them in buckets while the rest of the backward runs. :func:`bucketed_allreduce`
+quantifies the exposed (not hidden) communication of n equal buckets issued in order, one at a
+time, as they become ready: small buckets pay t₀ many times; one big bucket cannot start before
+the backward ends. :func:`exposed_time` is the one-line version: max(0, comm − overlappable
+compute).
+
+Limits: one flat ring or tree over identical links; no contention, no hierarchy (NCCL runs
+collectives hierarchically across nodes), no in-switch reduction (NVLink SHARP lifts an H100
+node's measured all-reduce bus bandwidth above the link speed), and communication kernels are
+assumed not to slow the computation they overlap with.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from ._validate import choice, name_string, positive_float, positive_int
+from .hardware import NETWORK_BANDWIDTH, chip
+
+#: Collectives whose bus-bandwidth factor nccl-tests defines (and this module converts).
+COLLECTIVES: tuple[str, ...] = ("all-reduce", "all-gather", "reduce-scatter", "all-to-all")
+#: Collectives the ring / tree cost model covers.
+MODELLED_COLLECTIVES: tuple[str, ...] = ("all-reduce", "all-gather", "reduce-scatter")
+#: Algorithms of the cost model; ``"tree"`` is an all-reduce algorithm only.
+ALGORITHMS: tuple[str, ...] = ("ring", "tree")
+
+
+def _collective(collective: object, options: tuple[str, ...] = COLLECTIVES) -> str:
+    return choice("collective", collective, options)
+
+
+def _ranks(ranks: object) -> int:
+    return positive_int("ranks", ranks, minimum=2)
+
+
+def bus_bandwidth_factor(collective: str, ranks: int) -> float:
+    """busbw / algbw as nccl-tests define it: 2(p − 1)/p for an all-reduce, (p − 1)/p otherwise.
+
+    8 ranks: all-reduce 1.75, all-gather / reduce-scatter / all-to-all 0.875. ``ranks`` ≥ 2.
+    """
+    collective = _collective(collective)
+    ranks = _ranks(ranks)
+    share = (ranks - 1) / ranks
+    return 2 * share if collective == "all-reduce" else share
+
+
+def algorithm_bandwidth(bus_bandwidth: float, collective: str, ranks: int) -> float:
+    """The rate a message moves at, S/t, from a measured bus bandwidth: busbw / factor.
+
+    For an all-reduce this is :func:`gpuperf.memory.allreduce_algorithm_bandwidth`.
+    """
+    bus_bandwidth = positive_float("bus_bandwidth", bus_bandwidth)
+    return bus_bandwidth / bus_bandwidth_factor(collective, ranks)
+
+
+def bus_bandwidth(algorithm_bandwidth: float, collective: str, ranks: int) -> float:
+    """The bus bandwidth NCCL's tests would report for a message rate S/t: algbw · factor."""
+    algorithm_bandwidth = positive_float("algorithm_bandwidth", algorithm_bandwidth)
+    return algorithm_bandwidth * bus_bandwidth_factor(collective, ranks)
+
+
+def half_bandwidth_message_bytes(
+    latency_s: float, bus_bandwidth: float, collective: str, ranks: int
+) -> float:
+    """n½ = t₀ · algbw: the message size at which a collective reaches half its peak rate.
+
+    ``latency_s`` is the time of the smallest message (t₀), ``bus_bandwidth`` the large-message
+    bus bandwidth. Multiplying t₀ by the bus bandwidth instead overstates n½ by the factor.
+    """
+    latency_s = positive_float("latency_s", latency_s, allow_zero=True)
+    return latency_s * algorithm_bandwidth(bus_bandwidth, collective, ranks)
+
+
+def time_from_bus_bandwidth(
+    message_bytes: float, latency_s: float, bus_bandwidth: float, collective: str, ranks: int
+) -> float:
+    """t = t₀ + S / algbw for a collective described by two measurements (t₀ and busbw)."""
+    message_bytes = positive_float("message_bytes", message_bytes, allow_zero=True)
+    latency_s = positive_float("latency_s", latency_s, allow_zero=True)
+    return latency_s + message_bytes / algorithm_bandwidth(bus_bandwidth, collective, ranks)
+
+
+def steps(collective: str, ranks: int, algorithm: str = "ring") -> int:
+    """Sequential communication steps: ring 2(p − 1) (all-reduce) or p − 1; tree 2⌈log₂ p⌉."""
+    collective = _collective(collective, MODELLED_COLLECTIVES)
+    ranks = _ranks(ranks)
+    algorithm = choice("algorithm", algorithm, ALGORITHMS)
+    if algorithm == "tree":
+        if collective != "all-reduce":
+            raise ValueError(
+                f"algorithm='tree' models an all-reduce only, not collective={collective!r}; "
+                "use algorithm='ring'"
+            )
+        return 2 * (ranks - 1).bit_length()  # 2⌈log₂ p⌉, exact for integers
+    return 2 * (ranks - 1) if collective == "all-reduce" else ranks - 1
+
+
+def traffic_per_byte(collective: str, ranks: int, algorithm: str = "ring") -> float:
+    """Bytes each rank sends (and receives) per byte of message.
+
+    Ring: 2(p − 1)/p for an all-reduce, (p − 1)/p for an all-gather or a reduce-scatter (the
+    bus-bandwidth factor: the ring is bandwidth-optimal). Double binary tree all-reduce: 2.
+    """
+    steps(collective, ranks, algorithm)  # validates the combination
+    if algorithm == "tree":
+        return 2.0
+    return bus_bandwidth_factor(collective, ranks)
+
+
+@dataclass(frozen=True)
+class CollectiveTime:
+    """The α–β cost of one collective: ``steps``·α + ``traffic_per_byte``·S / B.
+
+    ``link_bandwidth`` is B, bytes/s each rank can send (and receive) at once;
+    ``step_latency_s`` is α, the fixed cost of one step.
+    """
+
+    collective: str
+    algorithm: str
+    ranks: int
+    message_bytes: float
+    link_bandwidth: float
+    step_latency_s: float
+    steps: int
+    traffic_per_byte: float
+
+    def __post_init__(self) -> None:
+        _collective(self.collective, MODELLED_COLLECTIVES)
+        choice("algorithm", self.algorithm, ALGORITHMS)
+        _ranks(self.ranks)
+        positive_float("message_bytes", self.message_bytes, allow_zero=True)
+        positive_float("link_bandwidth", self.link_bandwidth)
+        positive_float("step_latency_s", self.step_latency_s, allow_zero=True)
+        positive_int("steps", self.steps)
+        positive_float("traffic_per_byte", self.traffic_per_byte)
+
+    @property
+    def bytes_per_rank(self) -> float:
+        """Bytes each rank sends (and receives)."""
+        return self.traffic_per_byte * self.message_bytes
+
+    @property
+    def latency_s(self) -> float:
+        """The latency term: steps · α."""
+        return self.steps * self.step_latency_s
+
+    @property
+    def bandwidth_s(self) -> float:
+        """The bandwidth term: bytes per rank / B."""
+        return self.bytes_per_rank / self.link_bandwidth
+
+    @property
+    def time_s(self) -> float:
+        return self.latency_s + self.bandwidth_s
+
+    @property
+    def algorithm_bandwidth(self) -> float:
+        """S / t: the rate the message moves at (0 for an empty message)."""
+        return self.message_bytes / self.time_s if self.message_bytes else 0.0
+
+    @property
+    def bus_bandwidth(self) -> float:
+        """algbw · the nccl-tests factor: what ``all_reduce_perf`` would print as busbw."""
+        return self.algorithm_bandwidth * bus_bandwidth_factor(self.collective, self.ranks)
+
+    @property
+    def peak_algorithm_bandwidth(self) -> float:
+        """The large-message limit of algbw: B / traffic_per_byte."""
+        return self.link_bandwidth / self.traffic_per_byte
+
+    @property
+    def half_bandwidth_bytes(self) -> float:
+        """n½ = latency term × peak algbw (for a ring: p·α·B, whatever the collective)."""
+        return self.latency_s * self.peak_algorithm_bandwidth
+
+
+def collective_time(
+    collective: str,
+    message_bytes: float,
+    ranks: int,
+    link_bandwidth: float,
+    step_latency_s: float,
+    algorithm: str = "ring",
+) -> CollectiveTime:
+    """α–β time of a ring (or, for an all-reduce, double-binary-tree) collective.
+
+    ``message_bytes`` is S as nccl-tests count it: the whole array (for an all-gather, the
+    gathered output; for a reduce-scatter, the input each rank holds). 8 ranks, 1 GB, a
+    450 GB/s link, α = 1 µs, ring all-reduce: 14 µs + 1.75 GB / 450 GB/s ≈ 3.90 ms.
+    """
+    link_bandwidth = positive_float("link_bandwidth", link_bandwidth)
+    step_latency_s = positive_float("step_latency_s", step_latency_s, allow_zero=True)
+    message_bytes = positive_float("message_bytes", message_bytes, allow_zero=True)
+    n_steps = steps(collective, ranks, algorithm)
+    return CollectiveTime(
+        collective=collective,
+        algorithm=algorithm,
+        ranks=int(ranks),
+        message_bytes=message_bytes,
+        link_bandwidth=link_bandwidth,
+        step_latency_s=step_latency_s,
+        steps=n_steps,
+        traffic_per_byte=traffic_per_byte(collective, ranks, algorithm),
+    )
+
+
+def collective_time_curve(
+    collective: str,
+    sizes: object,
+    ranks: int,
+    link_bandwidth: float,
+    step_latency_s: float,
+    algorithm: str = "ring",
+) -> np.ndarray:
+    """:func:`collective_time`'s ``time_s`` for an array of message sizes (for plots)."""
+    single = collective_time(collective, 0, ranks, link_bandwidth, step_latency_s, algorithm)
+    array = np.asarray(sizes)
+    if array.dtype == bool or not np.issubdtype(array.dtype, np.number) or array.size == 0:
+        raise ValueError(f"sizes={sizes!r} must be finite numbers ≥ 0")
+    array = array.astype(float)
+    if not np.all(np.isfinite(array)) or np.any(array < 0):
+        raise ValueError(f"sizes={sizes!r} must be finite numbers ≥ 0")
+    return single.latency_s + single.traffic_per_byte * array / single.link_bandwidth
+
+
+def ring_tree_crossover_bytes(ranks: int, link_bandwidth: float, step_latency_s: float) -> float:
+    """All-reduce size below which the tree beats the ring: p·α·B·(p − 1 − ⌈log₂ p⌉).
+
+    Equate 2(p − 1)α + 2(p − 1)/p·S/B with 2⌈log₂ p⌉α + 2S/B. For p ≤ 3 the two latency terms
+    are equal and the ring is never slower: 0.
+    """
+    ranks = _ranks(ranks)
+    link_bandwidth = positive_float("link_bandwidth", link_bandwidth)
+    step_latency_s = positive_float("step_latency_s", step_latency_s, allow_zero=True)
+    extra_steps = (ranks - 1) - (ranks - 1).bit_length()
+    return max(0, extra_steps) * ranks * step_latency_s * link_bandwidth
+
+
+def step_latency_from_collective_latency(
+    latency_s: float, collective: str, ranks: int, algorithm: str = "ring"
+) -> float:
+    """α = t₀ / steps: the per-step cost implied if a measured small-message time t₀ were all
+    steps of one flat ring (or tree). A derived teaching value, not a measurement of a hop."""
+    latency_s = positive_float("latency_s", latency_s, allow_zero=True)
+    return latency_s / steps(collective, ranks, algorithm)
+
+
+def exposed_time(communication_s: float, overlappable_compute_s: float) -> float:
+    """Communication left on the critical path: max(0, comm − compute it overlaps with)."""
+    communication_s = positive_float("communication_s", communication_s, allow_zero=True)
+    overlappable_compute_s = positive_float(
+        "overlappable_compute_s", overlappable_compute_s, allow_zero=True
+    )
+    return max(0.0, communication_s - overlappable_compute_s)
+
+
+@dataclass(frozen=True)
+class BucketedAllReduce:
+    """Gradients all-reduced in ``n_buckets`` equal buckets during a backward pass.
+
+    Bucket i (0-based) is ready at (i + 1)·T/n, T = ``backward_s``; buckets are all-reduced one
+    at a time in order, each taking ``bucket_time_s`` (c). The last one finishes at
+    max(T + c, T/n + n·c) after the backward starts, so the exposed communication is
+    max(c, n·c − (n − 1)·T/n): the last bucket is never hidden, and n·t₀ grows with n.
+    """
+
+    gradient_bytes: float
+    n_buckets: int
+    bucket_time_s: float
+    backward_s: float
+
+    def __post_init__(self) -> None:
+        positive_float("gradient_bytes", self.gradient_bytes)
+        positive_int("n_buckets", self.n_buckets)
+        positive_float("bucket_time_s", self.bucket_time_s, bounded=False)
+        positive_float("backward_s", self.backward_s, allow_zero=True)
+
+    @property
+    def bucket_bytes(self) -> float:
+        return self.gradient_bytes / self.n_buckets
+
+    @property
+    def communication_s(self) -> float:
+        """All the all-reduce time, hidden or not: n · c."""
+        return self.n_buckets * self.bucket_time_s
+
+    @property
+    def finish_s(self) -> float:
+        """When the last bucket's all-reduce ends, counted from the start of the backward."""
+        n, c, t = self.n_buckets, self.bucket_time_s, self.backward_s
+        return max(t + c, t / n + n * c)
+
+    @property
+    def exposed_s(self) -> float:
+        """Communication time after the backward has finished: finish − T."""
+        n, c, t = self.n_buckets, self.bucket_time_s, self.backward_s
+        return max(c, n * c - (n - 1) * t / n)
+
+    @property
+    def hidden_fraction(self) -> float:
+        """Share of the communication that ran under the backward pass."""
+        return 1 - self.exposed_s / self.communication_s
+
+
+def bucketed_allreduce(
+    gradient_bytes: float,
+    bucket_bytes: float,
+    backward_s: float,
+    latency_s: float,
+    bus_bandwidth: float,
+    ranks: int,
+) -> BucketedAllReduce:
+    """Exposed all-reduce time of gradients sent in buckets of about ``bucket_bytes``.
+
+    n = ⌈gradient_bytes / bucket_bytes⌉ equal buckets; each takes t₀ + (G/n) / algbw with
+    algbw = busbw · p / (2(p − 1)) (``latency_s`` = t₀ and ``bus_bandwidth`` measured, e.g.
+    by nccl-tests). See :class:`BucketedAllReduce` for the schedule.
+    """
+    gradient_bytes = positive_float("gradient_bytes", gradient_bytes)
+    bucket_bytes = positive_float("bucket_bytes", bucket_bytes)
+    backward_s = positive_float("backward_s", backward_s, allow_zero=True)
+    n_buckets = math.ceil(gradient_bytes / bucket_bytes)
+    if n_buckets > 10**9:
+        raise ValueError(
+            f"bucket_bytes={bucket_bytes!r} splits gradient_bytes={gradient_bytes!r} into "
+            f"{n_buckets} buckets; use at most 10⁹ buckets"
+        )
+    bucket_time_s = time_from_bus_bandwidth(
+        gradient_bytes / n_buckets, latency_s, bus_bandwidth, "all-reduce", ranks
+    )
+    return BucketedAllReduce(gradient_bytes, n_buckets, bucket_time_s, backward_s)
+
+
+@dataclass(frozen=True)
+class Link:
+    """A link a rank sends over: ``bandwidth`` bytes/s per direction, from the hardware table."""
+
+    label: str
+    bandwidth: float
+    source: str
+
+    def __post_init__(self) -> None:
+        name_string("label", self.label)
+        positive_float("bandwidth", self.bandwidth)
+        name_string("source", self.source)
+
+
+def links() -> tuple[Link, ...]:
+    """Per-rank links of the explorers, every bandwidth read from :mod:`gpuperf.hardware`."""
+    h100, a100 = chip("H100-SXM"), chip("A100-80GB")
+    assert h100.interconnect_bandwidth and a100.interconnect_bandwidth
+    return (
+        Link(
+            f"{h100.interconnect}, {h100.name}",
+            h100.interconnect_bandwidth,
+            "hardware table (per direction)",
+        ),
+        Link(
+            f"{a100.interconnect}, {a100.name}",
+            a100.interconnect_bandwidth,
+            "hardware table (per direction)",
+        ),
+        Link(
+            "InfiniBand NDR 400G, one NIC per GPU",
+            NETWORK_BANDWIDTH["InfiniBand NDR 400G"],
+            "hardware.NETWORK_BANDWIDTH (per direction)",
+        ),
+    )
+
+
+__all__ = [
+    "ALGORITHMS",
+    "COLLECTIVES",
+    "MODELLED_COLLECTIVES",
+    "BucketedAllReduce",
+    "CollectiveTime",
+    "Link",
+    "algorithm_bandwidth",
+    "bucketed_allreduce",
+    "bus_bandwidth",
+    "bus_bandwidth_factor",
+    "collective_time",
+    "collective_time_curve",
+    "exposed_time",
+    "half_bandwidth_message_bytes",
+    "links",
+    "ring_tree_crossover_bytes",
+    "step_latency_from_collective_latency",
+    "steps",
+    "time_from_bus_bandwidth",
+    "traffic_per_byte",
+]

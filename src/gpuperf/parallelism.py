@@ -1,0 +1,382 @@
+"""Where peak comes from, and how much work must be in flight to reach it.
+
+**Peak, decomposed.** A GPU's datasheet peak is a product of three numbers::
+
+    peak FLOP/s = SMs × FLOP per clock per SM × clock
+
+:func:`flop_per_clock_per_sm` divides a table peak by SMs × a clock (the boost clock unless
+told otherwise). For the CUDA-core fp32 rate the result is a round number at the boost clock
+(256 FLOP/clk/SM on an H100: 128 FMA lanes × 2), for the H100's bf16 tensor rate it is not:
+the tensor figures are computed at a lower clock. :func:`peak_decomposition` makes that
+explicit where the per-SM tensor rate is published on its own
+(:data:`gpuperf.hardware.TENSOR_FLOP_PER_CLOCK_PER_SM`: V100, A100, H100/H200): the *implied*
+clock = peak / (SMs × FLOP/clk/SM) is 1.41 GHz on the A100 (its boost clock) but about
+1.83 GHz on the H100, not its 1.98 GHz boost. A table that stores one clock and multiplies is
+therefore ~8 % off for one of the two rates. The same division of bandwidth gives bytes per
+clock per SM from DRAM (:func:`dram_bytes_per_clock_per_sm`): about 13 B/clk/SM on an H100,
+against 128 B/clk/SM from shared memory; FLOP/clk/SM ÷ B/clk/SM is the ridge point again.
+
+**Little's law.** A pipe that delivers ``bandwidth`` bytes/s with a latency of ``latency_s``
+holds bandwidth × latency bytes in flight (:func:`bytes_in_flight`); fewer, and it idles. On an
+H100 (3.35 TB/s) with the ~375 ns DRAM latency measured by pointer chasing on an H100 PCIe
+(:mod:`gpuperf.measurements`, gpu-benches), that is ~1.3 MB across the chip, ~9.5 KB per SM.
+The only way an SM keeps bytes in flight is outstanding load instructions: a warp's load of
+``bytes_per_load`` bytes per thread moves 32 × bytes_per_load bytes, and each thread may issue
+``loads_in_flight`` independent loads before it needs the first (instruction-level
+parallelism, ILP). :func:`memory_parallelism` turns the per-SM bytes into the warps each SM
+must keep resident and compares them with the SM's limit (``max_threads_per_sm / 32``);
+:func:`achievable_bandwidth` is the same law read the other way: with w warps per SM the chip
+cannot move more than SMs × w × 32 × bytes_per_load × loads_in_flight / latency bytes/s.
+
+Limits. Pointer-chase latency is the *unloaded* latency; under load queues lengthen it, so the
+bytes in flight computed here are a lower bound on what a kernel needs. Loads that bypass
+registers (``cp.async``, TMA) hold their bytes in shared memory instead, which changes where
+they wait, not how many must be in flight. The FLOP-side twin (tensor-core operations in flight
+= FLOP/clk × pipeline latency) is left out: no source in this course gives the tensor-core
+pipeline latency.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, fields
+
+import numpy as np
+
+from ._validate import MAX_QUANTITY, choice, name_string, optional, positive_float, positive_int
+from .hardware import TENSOR_FLOP_PER_CLOCK_PER_SM, WARP_SIZE, Chip, chip
+from .measurements import Measurement, find
+
+__all__ = [
+    "LOAD_WIDTHS_BYTES",
+    "MAX_LOADS_IN_FLIGHT",
+    "TENSOR_PRECISIONS",
+    "MemoryParallelism",
+    "PeakDecomposition",
+    "achievable_bandwidth",
+    "bytes_in_flight",
+    "dram_bytes_per_clock_per_sm",
+    "dram_latency",
+    "flop_per_clock_per_sm",
+    "memory_parallelism",
+    "peak_decomposition",
+    "peak_flops_from_parts",
+]
+
+#: Widths one thread's global load instruction can move: 1, 2, 4, 8 or 16 bytes (CUDA
+#: Programming Guide, device memory accesses); 16 B is a 128-bit vector load (``float4``).
+LOAD_WIDTHS_BYTES: tuple[int, ...] = (1, 2, 4, 8, 16)
+#: Largest number of independent loads per thread the calculators accept (a sanity bound).
+MAX_LOADS_IN_FLIGHT = 64
+#: The tensor-core rates :data:`~gpuperf.hardware.TENSOR_FLOP_PER_CLOCK_PER_SM` describes.
+TENSOR_PRECISIONS: tuple[str, ...] = ("fp16", "bf16")
+
+
+def _gpu(chip_name: str | Chip) -> Chip:
+    the_chip = chip(chip_name)
+    if not the_chip.is_gpu:
+        raise ValueError(
+            f"chip_name={the_chip.name!r} is a TPU: SMs, clocks and warps are GPU quantities "
+            "(pick an NVIDIA GPU from gpuperf.chips())"
+        )
+    return the_chip
+
+
+def peak_flops_from_parts(sm_count: int, flop_per_clock_per_sm: float, clock_hz: float) -> float:
+    """peak FLOP/s = SMs × FLOP per clock per SM × clock (Hz)."""
+    sm_count = positive_int("sm_count", sm_count, maximum=10**6)
+    flop_per_clock_per_sm = positive_float("flop_per_clock_per_sm", flop_per_clock_per_sm)
+    clock_hz = positive_float("clock_hz", clock_hz)
+    return sm_count * flop_per_clock_per_sm * clock_hz
+
+
+def flop_per_clock_per_sm(
+    chip_name: str | Chip, precision: str, clock_hz: float | None = None
+) -> float:
+    """A GPU's table peak at ``precision`` divided by SMs × ``clock_hz`` (default: boost clock).
+
+    At the clock the datasheet used, the answer is the hardware's per-SM rate (a round number);
+    at another clock it is the rate the SM *would* need to reach the peak there.
+    """
+    the_chip = _gpu(chip_name)
+    clock = the_chip.boost_clock_hz if clock_hz is None else positive_float("clock_hz", clock_hz)
+    return the_chip.peak_flops(precision) / (the_chip.sm_count * clock)
+
+
+def dram_bytes_per_clock_per_sm(chip_name: str | Chip, clock_hz: float | None = None) -> float:
+    """DRAM bandwidth per SM per clock: bandwidth / (SMs × ``clock_hz``), boost clock by default.
+
+    Compare with the 128 B/clk/SM shared memory delivers
+    (:data:`~gpuperf.hardware.SHARED_MEMORY_BYTES_PER_CLOCK_PER_SM`).
+    """
+    the_chip = _gpu(chip_name)
+    clock = the_chip.boost_clock_hz if clock_hz is None else positive_float("clock_hz", clock_hz)
+    return the_chip.hbm_bandwidth / (the_chip.sm_count * clock)
+
+
+def _check_fields(result: object) -> None:
+    """Result objects check every field: names are strings, numbers finite and ≥ 0."""
+    for f in fields(result):  # type: ignore[arg-type]
+        value = getattr(result, f.name)
+        if f.name in ("chip_name", "precision"):
+            name_string(f.name, value)
+        elif f.name == "source":
+            optional(f.name, value, name_string)
+        elif f.type in ("int", "int | None"):
+            object.__setattr__(result, f.name, optional(f.name, value, positive_int))
+        else:
+            checked = optional(f.name, value, positive_float, False, MAX_QUANTITY, bounded=False)
+            object.__setattr__(result, f.name, checked)
+
+
+@dataclass(frozen=True)
+class PeakDecomposition:
+    """One GPU's 16-bit tensor peak split into SMs × FLOP/clk/SM × clock.
+
+    ``flop_per_clock_per_sm`` and ``source`` are the published per-SM rate and its reference
+    key, or ``None`` where the course has no source for it (then the implied clock is ``None``
+    too: dividing the peak by a rate derived from that same peak would prove nothing).
+    """
+
+    chip_name: str
+    precision: str
+    sm_count: int
+    boost_clock_hz: float
+    peak_flops_per_s: float
+    flop_per_clock_per_sm: int | None = None
+    source: str | None = None
+
+    def __post_init__(self) -> None:
+        _check_fields(self)
+        choice("precision", self.precision, TENSOR_PRECISIONS)
+        if (self.flop_per_clock_per_sm is None) != (self.source is None):
+            raise ValueError(
+                f"flop_per_clock_per_sm={self.flop_per_clock_per_sm!r} and source="
+                f"{self.source!r} must both be given or both be None"
+            )
+
+    @property
+    def flop_per_clock_per_sm_at_boost(self) -> float:
+        """peak / (SMs × boost clock): the per-SM rate the peak would need at the boost clock."""
+        return self.peak_flops_per_s / (self.sm_count * self.boost_clock_hz)
+
+    @property
+    def implied_clock_hz(self) -> float | None:
+        """peak / (SMs × published FLOP/clk/SM): the clock the datasheet peak assumes."""
+        if self.flop_per_clock_per_sm is None:
+            return None
+        return self.peak_flops_per_s / (self.sm_count * self.flop_per_clock_per_sm)
+
+    @property
+    def clock_ratio(self) -> float | None:
+        """implied clock / boost clock (1.0: the peak assumes the boost clock)."""
+        implied = self.implied_clock_hz
+        return None if implied is None else implied / self.boost_clock_hz
+
+    @property
+    def peak_at_boost_flops_per_s(self) -> float | None:
+        """SMs × published FLOP/clk/SM × boost clock: the peak if the tensor cores ran at boost."""
+        if self.flop_per_clock_per_sm is None:
+            return None
+        return self.sm_count * self.flop_per_clock_per_sm * self.boost_clock_hz
+
+
+def peak_decomposition(chip_name: str | Chip, precision: str = "fp16") -> PeakDecomposition:
+    """Decompose a GPU's dense 16-bit tensor peak (``precision`` ``"fp16"`` or ``"bf16"``).
+
+    The published per-SM rate comes from :data:`~gpuperf.hardware.TENSOR_FLOP_PER_CLOCK_PER_SM`
+    by compute capability; GPUs without an entry get ``None`` for it and for the implied clock.
+    """
+    the_chip = _gpu(chip_name)
+    precision = choice("precision", precision, TENSOR_PRECISIONS)
+    published = TENSOR_FLOP_PER_CLOCK_PER_SM.get(the_chip.compute_capability)
+    rate, source = published if published is not None else (None, None)
+    return PeakDecomposition(
+        chip_name=the_chip.name,
+        precision=precision,
+        sm_count=the_chip.sm_count,
+        boost_clock_hz=the_chip.boost_clock_hz,
+        peak_flops_per_s=the_chip.peak_flops(precision),
+        flop_per_clock_per_sm=rate,
+        source=source,
+    )
+
+
+def bytes_in_flight(bandwidth: float, latency_s: float) -> float:
+    """Little's law: bytes that must be in flight to sustain ``bandwidth`` (bytes/s) when each
+    byte takes ``latency_s`` to arrive. The same product is the half-bandwidth size of one
+    transfer (:func:`gpuperf.memory.half_bandwidth_size`)."""
+    return positive_float("bandwidth", bandwidth) * positive_float("latency_s", latency_s)
+
+
+def dram_latency(chip_name: str | Chip) -> Measurement:
+    """The measured DRAM load latency (pointer chase) for ``chip_name``'s SM generation.
+
+    Returns the :class:`~gpuperf.measurements.Measurement` itself, so its ``chip`` says which
+    card it was measured on: an H100 SXM or H200 gets the H100 PCIe measurement (same compute
+    capability, different memory: a stand-in, not a measurement of that card). Chips of other
+    generations raise ``ValueError``: pass a latency of your own to the calculators.
+    """
+    the_chip = _gpu(chip_name)
+    measured = {
+        m.chip: m
+        for m in (find("HBM load latency", "A100-80GB"), find("HBM load latency", "H100-PCIe"))
+    }
+    if the_chip.name in measured:
+        return measured[the_chip.name]
+    for name, measurement in measured.items():
+        if chip(name).compute_capability == the_chip.compute_capability:
+            return measurement
+    raise ValueError(
+        f"chip_name={the_chip.name!r}: no measured DRAM latency for compute capability "
+        f"{the_chip.compute_capability} in gpuperf.measurements (measured on: "
+        f"{', '.join(measured)}); pass latency_s yourself"
+    )
+
+
+def _load_shape(bytes_per_load: int, loads_in_flight: int) -> tuple[int, int]:
+    bytes_per_load = choice("bytes_per_load", bytes_per_load, LOAD_WIDTHS_BYTES)
+    loads = positive_int("loads_in_flight", loads_in_flight, maximum=MAX_LOADS_IN_FLIGHT)
+    return bytes_per_load, loads
+
+
+@dataclass(frozen=True)
+class MemoryParallelism:
+    """What Little's law asks of one GPU's SMs to keep DRAM busy.
+
+    Inputs: the chip's SM count, boost clock, warps-per-SM limit and register file, the DRAM
+    ``bandwidth`` (bytes/s) and ``latency_s``, and the load shape: ``bytes_per_load`` per thread
+    per load instruction and ``loads_in_flight`` independent loads per thread (ILP).
+    """
+
+    chip_name: str
+    bandwidth: float
+    latency_s: float
+    sm_count: int
+    clock_hz: float
+    max_warps_per_sm: int
+    register_file_bytes: int
+    bytes_per_load: int
+    loads_in_flight: int
+
+    def __post_init__(self) -> None:
+        _check_fields(self)
+        choice("bytes_per_load", self.bytes_per_load, LOAD_WIDTHS_BYTES)
+
+    @property
+    def bytes_in_flight(self) -> float:
+        """bandwidth × latency, over the whole chip."""
+        return self.bandwidth * self.latency_s
+
+    @property
+    def bytes_in_flight_per_sm(self) -> float:
+        return self.bytes_in_flight / self.sm_count
+
+    @property
+    def latency_cycles(self) -> float:
+        """The latency in SM clock cycles (at ``clock_hz``)."""
+        return self.latency_s * self.clock_hz
+
+    @property
+    def bytes_per_clock_per_sm(self) -> float:
+        """DRAM bytes per clock per SM; × latency_cycles = bytes_in_flight_per_sm."""
+        return self.bandwidth / (self.sm_count * self.clock_hz)
+
+    @property
+    def bytes_per_warp(self) -> int:
+        """Bytes one warp keeps in flight: 32 threads × bytes_per_load × loads_in_flight."""
+        return WARP_SIZE * self.bytes_per_load * self.loads_in_flight
+
+    @property
+    def warps_needed_per_sm(self) -> int:
+        """Resident warps each SM needs: ⌈bytes in flight per SM / bytes per warp⌉."""
+        return max(1, math.ceil(self.bytes_in_flight_per_sm / self.bytes_per_warp))
+
+    @property
+    def occupancy_needed(self) -> float:
+        """warps_needed_per_sm / max_warps_per_sm; above 1 the load shape cannot do it."""
+        return self.warps_needed_per_sm / self.max_warps_per_sm
+
+    @property
+    def feasible(self) -> bool:
+        return self.warps_needed_per_sm <= self.max_warps_per_sm
+
+    @property
+    def loads_in_flight_needed_at_full_occupancy(self) -> int:
+        """The ILP each thread needs when every warp slot of the SM is filled."""
+        per_full_sm = self.max_warps_per_sm * WARP_SIZE * self.bytes_per_load
+        return max(1, math.ceil(self.bytes_in_flight_per_sm / per_full_sm))
+
+    @property
+    def register_share(self) -> float:
+        """Bytes in flight per SM as a fraction of its register file, where loads land."""
+        return self.bytes_in_flight_per_sm / self.register_file_bytes
+
+    @property
+    def max_bandwidth_fraction(self) -> float:
+        """The fraction of ``bandwidth`` reachable with every warp slot filled (≤ 1)."""
+        provided = self.max_warps_per_sm * self.bytes_per_warp
+        return min(1.0, provided / self.bytes_in_flight_per_sm)
+
+
+def memory_parallelism(
+    chip_name: str | Chip,
+    latency_s: float | None = None,
+    bytes_per_load: int = 16,
+    loads_in_flight: int = 1,
+    bandwidth: float | None = None,
+) -> MemoryParallelism:
+    """Little's law for one GPU: bytes in flight, warps per SM and ILP needed to fill DRAM.
+
+    ``latency_s`` defaults to the measured DRAM latency of the chip's generation
+    (:func:`dram_latency`; ``ValueError`` for a generation without one); ``bandwidth`` defaults
+    to the chip's HBM bandwidth. Cycles are counted at the boost clock.
+    """
+    the_chip = _gpu(chip_name)
+    latency = dram_latency(the_chip).value if latency_s is None else latency_s
+    bytes_per_load, loads = _load_shape(bytes_per_load, loads_in_flight)
+    return MemoryParallelism(
+        chip_name=the_chip.name,
+        bandwidth=the_chip.hbm_bandwidth if bandwidth is None else bandwidth,
+        latency_s=positive_float("latency_s", latency),
+        sm_count=the_chip.sm_count,
+        clock_hz=the_chip.boost_clock_hz,
+        max_warps_per_sm=the_chip.max_threads_per_sm // WARP_SIZE,
+        register_file_bytes=4 * the_chip.registers_per_sm,
+        bytes_per_load=bytes_per_load,
+        loads_in_flight=loads,
+    )
+
+
+def achievable_bandwidth(
+    chip_name: str | Chip,
+    latency_s: float,
+    warps_per_sm: float | np.ndarray,
+    bytes_per_load: int = 16,
+    loads_in_flight: int = 1,
+) -> float | np.ndarray:
+    """Little's law read backwards: the most DRAM bandwidth (bytes/s) w warps per SM can draw.
+
+    min(HBM bandwidth, SMs × w × 32 × bytes_per_load × loads_in_flight / latency_s). A bound:
+    a kernel can do worse (uncoalesced loads, too few blocks), never better. ``warps_per_sm``
+    may be an array (a curve); values above the SM's warp limit are an error.
+    """
+    the_chip = _gpu(chip_name)
+    latency_s = positive_float("latency_s", latency_s)
+    bytes_per_load, loads = _load_shape(bytes_per_load, loads_in_flight)
+    limit = the_chip.max_threads_per_sm // WARP_SIZE
+    try:
+        warps = np.asarray(warps_per_sm, dtype=float)
+    except (TypeError, ValueError):
+        raise ValueError(
+            f"warps_per_sm={warps_per_sm!r} must be a number or an array of numbers in "
+            f"[0, {limit}]"
+        ) from None
+    if warps.ndim > 1 or not np.all(np.isfinite(warps)) or np.any((warps < 0) | (warps > limit)):
+        raise ValueError(
+            f"warps_per_sm={warps_per_sm!r} must be a number (or a 1-D array) in [0, {limit}], "
+            f"the warp limit of one {the_chip.name} SM"
+        )
+    in_flight = the_chip.sm_count * warps * WARP_SIZE * bytes_per_load * loads
+    result = np.minimum(the_chip.hbm_bandwidth, in_flight / latency_s)
+    return float(result) if result.ndim == 0 else result
