@@ -374,3 +374,27 @@ def test_other_errors_of_a_book_figure_still_raise():
 
     with pytest.raises((ValueError, TypeError)):
         wave_static(size=-1)
+
+
+def test_no_chart_text_is_smaller_than_nine_points():
+    """Every font size in a figure's spec, explicit or from the config defaults, is >= 12 px."""
+    from gpuperf import vega
+    from gpuperf.widgets.static import wave_static
+
+    spec = wave_static().spec()
+    sizes = []
+
+    def walk(node):
+        if isinstance(node, dict):
+            for key, value in node.items():
+                if key in ("fontSize", "labelFontSize", "titleFontSize"):
+                    sizes.append(value)
+                walk(value)
+        elif isinstance(node, list):
+            for value in node:
+                walk(value)
+
+    walk(spec)
+    assert sizes and min(sizes) >= vega.MIN_FONT_PX == 12
+    for part in ("axis", "legend", "title"):
+        assert spec["config"][part], part

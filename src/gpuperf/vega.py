@@ -67,6 +67,11 @@ MAX_ROWS = 60_000
 MIME_SPEC_LIMIT = 400_000
 #: Widest a chart is drawn (CSS pixels); narrower columns get a narrower chart.
 MAX_WIDTH = 640
+#: Smallest font a chart draws, in CSS pixels: 12 px is 9 pt, legible on a phone. The chart is
+#: drawn at its column's width, never scaled down, so this is the size the reader sees.
+MIN_FONT_PX = 12
+#: Vega-Lite config keys whose value is a font size.
+_FONT_KEYS = ("fontSize", "labelFontSize", "titleFontSize")
 #: Vega-Lite's MIME type for the Vega-Lite major version Altair writes.
 _MIME = "application/vnd.vegalite.v{major}+json"
 _INDEX = "i_"  # prefix of a row's control-index columns
@@ -375,7 +380,7 @@ class StaticExplorer:
         if self._chart is None:
             raise ValueError("call chart() first: the explorer has no figure yet")
         if "_spec" not in self.__dict__:
-            spec = self._chart.to_dict()
+            spec = _legible(self._chart.to_dict())
             # each table once, at the top level, referenced by name wherever a layer uses it
             spec["datasets"] = {
                 **spec.get("datasets", {}),
@@ -512,6 +517,37 @@ class StaticExplorer:
     def __repr__(self) -> str:
         sizes = " × ".join(f"{c.label} ({len(c.values)})" for c in self.controls)
         return f"<StaticExplorer: {sizes}; {self._row_count()} rows>"
+
+
+def _legible(spec: dict[str, Any]) -> dict[str, Any]:
+    """``spec`` with no text smaller than :data:`MIN_FONT_PX`: axis, legend and title defaults
+    raised in its config, and every explicit font size below the minimum raised to it."""
+
+    def raise_fonts(node: Any) -> Any:
+        if isinstance(node, dict):
+            return {
+                k: max(v, MIN_FONT_PX)
+                if k in _FONT_KEYS and isinstance(v, int | float) and not isinstance(v, bool)
+                else raise_fonts(v)
+                for k, v in node.items()
+            }
+        if isinstance(node, list):
+            return [raise_fonts(v) for v in node]
+        return node
+
+    spec = raise_fonts(spec)
+    config = spec.setdefault("config", {})
+    for part, keys in (
+        ("axis", ("labelFontSize", "titleFontSize")),
+        ("legend", ("labelFontSize", "titleFontSize")),
+        ("header", ("labelFontSize", "titleFontSize")),
+        ("title", ("fontSize",)),
+        ("text", ("fontSize",)),
+    ):
+        section = config.setdefault(part, {})
+        for key in keys:
+            section[key] = max(section.get(key, 0), MIN_FONT_PX)
+    return spec
 
 
 def _same(a: Any, b: Any) -> bool:
