@@ -15,6 +15,7 @@ import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -105,3 +106,42 @@ def chrome_paths() -> tuple[Path, Path]:
         if not tool.exists():
             skip_or_fail(f"{tool} not found (apt-get install chromium chromium-driver)")
     return CHROMIUM, CHROMEDRIVER
+
+
+@pytest.fixture
+def needless_full_redraws():
+    """Step an explorer and return the steps that redrew its whole figure with no axis rescaled.
+
+    A live explorer stays within a frame by blitting: only a step that rescales an axis redraws
+    the static background (``canvas.draw``). Counting those draws tests the mechanism itself,
+    whatever the machine's load; the step times are reported by the widget benchmark instead
+    of being asserted against a wall-clock bound here.
+    """
+
+    def run(explorer: Any, steps: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        figure = explorer.live.figure
+        canvas = figure.canvas
+        draws = 0
+        original = canvas.draw
+
+        def counting_draw(*args: Any, **kwargs: Any) -> Any:
+            nonlocal draws
+            draws += 1
+            return original(*args, **kwargs)
+
+        def limits() -> list[tuple[float, ...]]:
+            return [(*ax.get_xlim(), *ax.get_ylim()) for ax in figure.axes]
+
+        needless = []
+        canvas.draw = counting_draw
+        try:
+            for step in steps:
+                before, drawn = limits(), draws
+                explorer.step(**step)
+                if draws > drawn and limits() == before:
+                    needless.append(step)
+        finally:
+            del canvas.draw  # the instance attribute; the class's method shows again
+        return needless
+
+    return run

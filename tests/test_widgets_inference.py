@@ -46,12 +46,12 @@ def test_split_status_matches_split_kv():
     assert f"{split.ctas} with {split.splits_used} splits" in status
 
 
-def test_explorer_steps_fast_and_names_bad_values():
+def test_explorer_steps_blit_and_names_bad_values(needless_full_redraws):
     explorer = wi.decode_explorer()
-    for batch in wi.BATCHES:
-        assert explorer.step(batch=batch)
-    explorer.step(kv_heads=1, chip_name="h100", context_len=32768)
-    assert np.percentile(explorer.timings_ms, 50) < 100
+    steps = [{"batch": batch} for batch in wi.BATCHES]
+    steps.append({"kv_heads": 1, "chip_name": "h100", "context_len": 32768})
+    assert needless_full_redraws(explorer, steps) == []
+    assert explorer.status.value
     with pytest.raises(ValueError, match="kv_heads=3 is not an option"):
         explorer.step(kv_heads=3)
     with pytest.raises(ValueError, match="batch=3 is not an option"):

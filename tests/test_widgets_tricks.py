@@ -170,15 +170,12 @@ EXPLORERS = {
 
 
 @pytest.mark.parametrize("name", sorted(EXPLORERS))
-def test_explorer_steps_and_records_latency(name):
+def test_explorer_steps_blit_and_records_latency(name, needless_full_redraws):
     make, steps = EXPLORERS[name]
     explorer = make()
-    for step in steps:
-        text = explorer.step(**step)
-        assert text
+    assert needless_full_redraws(explorer, steps) == []
+    assert explorer.status.value
     assert len(explorer.timings_ms) >= len(steps)  # a step to the current value is no event
-    # Generous bound for a loaded CI machine; the chapter reports the measured p50/p95.
-    assert np.percentile(explorer.timings_ms, 50) < 100
 
 
 @pytest.mark.parametrize(
