@@ -81,9 +81,14 @@ def test_there_are_five_chapters():
 def test_setup_cell_is_canonical_and_second_cell_imports_gpuperf(path):
     cells = code_cells(nbformat.read(path, as_version=4))
     assert len(cells) >= 2, "a notebook needs the setup cell and an import cell"
-    assert cells[0].source == nbhelpers.colab_setup_source(REPOSITORY_URL), (
-        "the first code cell must be exactly gpuperf.notebook.colab_setup_source(repository.url)"
+    triton = nbhelpers.needs_triton(cell.source for cell in cells[1:])
+    assert cells[0].source == nbhelpers.colab_setup_source(REPOSITORY_URL, triton=triton), (
+        "the first code cell must be exactly gpuperf.notebook.colab_setup_source("
+        f"repository.url, triton={triton})"
     )
+    student = path.parent / "student" / path.name
+    if student.exists():  # otter assign copies it; an unregenerated student notebook would lag
+        assert code_cells(nbformat.read(student, as_version=4))[0].source == cells[0].source
     assert re.search(r"^\s*(from gpuperf(\.\w+)* import|import gpuperf)", cells[1].source, re.M), (
         "the second code cell must import from gpuperf"
     )
@@ -194,14 +199,42 @@ def test_cited_keys_and_hardware_sources_are_in_the_bibliography():
 # --- gpuperf.notebook and gpuperf.plots ------------------------------------------------------
 
 
-def test_colab_setup_source_installs_only_gpuperf_and_only_in_colab():
-    source = nbhelpers.colab_setup_source("https://github.com/gpuperf/gpuperf")
+@pytest.mark.parametrize("triton", [False, True])
+def test_colab_setup_source_installs_only_gpuperf_and_triton_and_only_in_colab(triton):
+    source = nbhelpers.colab_setup_source("https://github.com/gpuperf/gpuperf", triton=triton)
+    first_line = source.splitlines()[0]
+    assert first_line.startswith("# Colab only (≈ 10 s, once per runtime): installs gpuperf")
+    assert ("Triton" in first_line) is triton
     assert 'if "google.colab" in sys.modules:' in source
-    assert '%pip install -q "gpuperf @ git+https://github.com/gpuperf/gpuperf"' in source
+    colab_branch = source.split('if "google.colab" in sys.modules:\n')[1].split("\n\n#")[0]
+    assert colab_branch.splitlines()[0] == (
+        '    %pip install -q "gpuperf @ git+https://github.com/gpuperf/gpuperf"'
+    )
+    assert ("install_triton()" in colab_branch) is triton
+    assert all(line.startswith("    ") for line in colab_branch.splitlines() if line)
     # figures at twice their page size in pixels: sharp on a phone's dense screen (issue 13)
     assert source.endswith('%config InlineBackend.figure_formats = ["retina"]')
     for package in ("numpy", "torch", "matplotlib", "ipywidgets", "-U", "--upgrade"):
-        assert package not in source.split("if ")[1]
+        assert package not in colab_branch
+
+
+def test_needs_triton_reads_imports_not_words():
+    assert nbhelpers.needs_triton(["import triton.language as tl"])
+    assert nbhelpers.needs_triton(["%pip install x\nfrom gpuperf import chip, kernels"])
+    assert nbhelpers.needs_triton(["from gpuperf.kernels.matmul import matmul"])
+    assert nbhelpers.needs_triton(["from gpuperf import inspect as gpu_inspect"])
+    assert not nbhelpers.needs_triton(["from gpuperf import chip, bench", "# kernels, triton"])
+    assert not nbhelpers.needs_triton(["import tritonclient", "from gpuperf import kernel_fusion"])
+    with pytest.raises(TypeError, match="sources must be strings"):
+        nbhelpers.needs_triton([3])
+
+
+@pytest.mark.parametrize("bad", [None, 3, ["https://github.com/a/b"]])
+def test_colab_setup_source_rejects_a_url_that_is_not_a_string(bad):
+    with pytest.raises(TypeError, match="repository_url="):
+        nbhelpers.colab_setup_source(bad)
+    with pytest.raises(TypeError, match="triton='yes' must be True or False"):
+        nbhelpers.colab_setup_source("https://github.com/a/b", triton="yes")
 
 
 @pytest.mark.parametrize(

@@ -2,11 +2,13 @@
 
 Every chapter and lab notebook opens with the same setup cell. It installs ``gpuperf`` from the
 course repository **only inside Google Colab** (a local reader already has it from
-``requirements.txt``) and never installs, pins or upgrades numpy, torch, matplotlib or
+``requirements.txt``), and on a page with Triton kernels also the Triton that Colab's CPU runtime
+lacks (:mod:`gpuperf.colab`). It never installs, pins or upgrades numpy, torch, matplotlib or
 ipywidgets: Colab ships its own, and replacing them breaks the runtime (the d2l and QuantEcon
 courses learnt this the hard way). The canonical text of that cell lives here, in
 :func:`colab_setup_source`, and ``tests/test_notebooks.py`` checks every notebook against it, with
-the repository URL read from the book's ``_config.yml``.
+the repository URL read from the book's ``_config.yml`` and :func:`needs_triton` deciding from
+the notebook's own imports whether the page needs Triton.
 
 Notebooks never redefine calculators; to show the code behind a number they render the package
 source with :func:`show_source`. IPython is imported lazily, so ``import gpuperf`` stays
@@ -24,6 +26,7 @@ from typing import Any
 __all__ = [
     "colab_setup_source",
     "glue",
+    "needs_triton",
     "repository_url_from_config",
     "show_source",
     "table",
@@ -33,29 +36,76 @@ __all__ = [
 _URL = re.compile(r"^https://[A-Za-z0-9.-]+(/[A-Za-z0-9._-]+)+$")
 
 
-def colab_setup_source(repository_url: str) -> str:
-    """The exact text of the first code cell of every notebook.
+def colab_setup_source(repository_url: str, *, triton: bool = False) -> str:
+    """The exact text of the first code cell of a notebook.
 
     ``repository_url`` is the book's ``repository.url`` (no trailing slash, no ``.git``), e.g.
-    ``https://github.com/gpuperf/gpuperf``. Outside Colab the cell does nothing.
+    ``https://github.com/gpuperf/gpuperf``. ``triton`` is True for a page that runs Triton
+    kernels or compiles them (:func:`needs_triton`): the cell then also installs the Triton that
+    Colab's CPU runtime lacks (:func:`gpuperf.colab.install_triton`). Outside Colab the cell
+    installs nothing.
     """
+    if not isinstance(repository_url, str):
+        raise TypeError(f"repository_url={repository_url!r} must be a string")
+    if not isinstance(triton, bool):
+        raise TypeError(f"triton={triton!r} must be True or False")
     url = repository_url.strip()
     if url.endswith("/") or url.endswith(".git") or not _URL.match(url):
         raise ValueError(
             f"repository_url={repository_url!r} must look like https://github.com/OWNER/REPO "
             "(no trailing slash, no .git)"
         )
-    return (
-        "# Setup: inside Google Colab, install the course package (nothing else) from the\n"
-        "# repository. Locally `pip install -r requirements.txt` has already installed it.\n"
-        "import sys\n"
-        "\n"
-        'if "google.colab" in sys.modules:\n'
-        f'    %pip install -q "gpuperf @ git+{url}"\n'
-        "\n"
-        "# Figures with twice the pixels they occupy: sharp on phones and when zoomed.\n"
-        '%config InlineBackend.figure_formats = ["retina"]'
-    )
+    what = "gpuperf, and Triton for the kernels if missing" if triton else "gpuperf"
+    lines = [
+        f"# Colab only (≈ 10 s, once per runtime): installs {what}.",
+        "# Nothing else: numpy, torch, matplotlib and ipywidgets stay as Colab ships them.",
+        "import sys",
+        "",
+        'if "google.colab" in sys.modules:',
+        f'    %pip install -q "gpuperf @ git+{url}"',
+    ]
+    if triton:
+        lines += [
+            "    from gpuperf.colab import install_triton",
+            "",
+            "    install_triton()  # the CPU runtime has none; the GPU runtime's is kept",
+        ]
+    lines += [
+        "",
+        "# Figures with twice the pixels they occupy: sharp on phones and when zoomed.",
+        '%config InlineBackend.figure_formats = ["retina"]',
+    ]
+    return "\n".join(lines)
+
+
+#: Imports that mean a page runs or compiles Triton kernels.
+_TRITON_MODULES = ("triton", "gpuperf.kernels", "gpuperf.inspect")
+
+
+def needs_triton(sources: Iterable[str]) -> bool:
+    """True if any of these code-cell sources imports Triton, ``gpuperf.kernels`` or
+    ``gpuperf.inspect`` (IPython magics are translated first, so ``%pip`` lines parse)."""
+    import ast
+
+    from IPython.core.inputtransformer2 import TransformerManager  # lazily: notebooks only
+
+    transform = TransformerManager().transform_cell
+    for source in sources:
+        if not isinstance(source, str):
+            raise TypeError(f"sources must be strings of code, got {source!r}")
+        for node in ast.walk(ast.parse(transform(source))):
+            names: list[str] = []
+            if isinstance(node, ast.Import):
+                names = [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.module:
+                names = [node.module] + [f"{node.module}.{a.name}" for a in node.names]
+            if any(
+                name == module or name.startswith(module + ".")
+                for name in names
+                for module in _TRITON_MODULES
+            ):
+                return True
+    return False
 
 
 def repository_url_from_config(config_path: str | Path) -> str:
