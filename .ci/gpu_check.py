@@ -159,16 +159,25 @@ def missing_jupyter_modules() -> list[str]:
 
 
 def install_check(wheels: Path, site: Path) -> Check:
-    """pip installs the carried wheels (no index, no dependencies: the set is complete)."""
+    """pip installs the carried wheels (no index, no dependencies: the set is complete). A
+    missing wheelhouse, or one built for another Python, fails at once, saying what to do."""
     found = sorted(wheels.glob("*.whl"))
     argv = [
         sys.executable, "-m", "pip", "install", "-q", "--no-index", "--no-deps", "--no-compile",
         "--no-cache-dir", "--upgrade", "--target", str(site), *map(str, found),
     ]  # fmt: skip
-    if not found:  # fails with a message that says what to do
+    here = "{}.{}".format(*sys.version_info[:2])
+    try:
+        built_for = json.loads((wheels / "WHEELHOUSE.json").read_text())["python"]
+    except (OSError, ValueError, KeyError):
+        built_for = here  # an older wheelhouse without its description: let pip judge
+    if not found:
         argv = _task("fail", f"Jupyter stack missing ({', '.join(missing_jupyter_modules())}) "
-                     f"and no wheels in {wheels}: run .ci/gpu-wheelhouse where pip can "
-                     f"download, and carry {wheels.name}/")  # fmt: skip
+                     f"and no wheels in {wheels}: run .ci/gpu-wheelhouse --python {here} "
+                     f"where pip can download, and carry {wheels.name}/")  # fmt: skip
+    elif built_for != here:
+        argv = _task("fail", f"{wheels.name}/ was built for CPython {built_for}, this is "
+                     f"{here}: run .ci/gpu-wheelhouse --python {here}")  # fmt: skip
     return Check(f"install ({len(found)} wheels)", argv, "setup", True, True)
 
 

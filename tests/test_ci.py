@@ -401,3 +401,31 @@ def test_versions_are_compared_with_the_colab_gpu_runtime():
     assert row.status == "WARN" and "torch" not in row.detail
     assert "Triton 0.0.1 here, " + colab["triton"] + " on Colab" in row.detail
     assert "Python 2.7.18 here" in row.detail and "backend-info" in row.detail
+
+
+def test_a_missing_or_mismatched_wheelhouse_fails_before_any_gpu_time(tmp_path):
+    module = _gpu_check_module()
+    here = "{}.{}".format(*sys.version_info[:2])
+    check = module.install_check(tmp_path, tmp_path / "site")
+    assert check.stop_on_fail and check.exclusive and "fail" in check.argv
+    assert f"no wheels in {tmp_path}: run .ci/gpu-wheelhouse --python {here}" in check.argv[-1]
+    (tmp_path / "x-1.0-py3-none-any.whl").write_bytes(b"")
+    (tmp_path / "WHEELHOUSE.json").write_text(json.dumps({"python": "3.99"}))
+    check = module.install_check(tmp_path, tmp_path / "site")
+    assert check.argv[-1] == (
+        f"{tmp_path.name}/ was built for CPython 3.99, this is {here}: "
+        f"run .ci/gpu-wheelhouse --python {here}"
+    )
+    (tmp_path / "WHEELHOUSE.json").write_text(json.dumps({"python": here}))
+    check = module.install_check(tmp_path, tmp_path / "site")
+    assert check.argv[1:4] == ["-m", "pip", "install"] and "--no-index" in check.argv
+    assert check.name == "install (1 wheels)"
+
+
+def test_gpu_wheelhouse_refuses_a_python_that_is_not_one():
+    result = subprocess.run(
+        [sys.executable, str(ROOT / ".ci" / "gpu-wheelhouse"), "--python", "4"],
+        capture_output=True, text=True, timeout=HANG_GUARD_S,
+    )  # fmt: skip
+    assert result.returncode == 2
+    assert "--python '4' must be a CPython version 3.8 … 3.19, e.g. 3.12" in result.stderr
