@@ -11,9 +11,10 @@
 
 Each prints what it does, then ends with one line the runner reads:
 ``RESULT {"status": "OK" | "WARN" | "FAIL", "detail": "..."}`` (the probe adds ``provenance``).
-When the budget runs out the runner sends SIGINT: Python raises KeyboardInterrupt, nbclient shuts
-its kernel down, pytest (and its xdist workers) print their summary, the benchmark keeps the
-JSON of the cases it finished, and the task still prints its RESULT line, saying where it was.
+When the budget runs out the runner sends SIGINT to the task's process group: nbclient shuts
+its kernel down (its own handler) and the notebook task says in which cell; pytest and its
+xdist workers stop and print their summary; the benchmark keeps the JSON of the cases it
+finished. Each still prints its RESULT line, which the runner shows beside "CUT".
 
 Nothing here writes to the repository: notebooks are executed in memory, labs are graded in a
 temporary folder.
@@ -118,20 +119,26 @@ def notebook(path: str) -> int:
     import nbformat
 
     nb = nbformat.read(path, as_version=4)
-    n_code = sum(c.cell_type == "code" for c in nb.cells)
+    code = [i for i, c in enumerate(nb.cells) if c.cell_type == "code"]
+    at = [0]  # the code cell running now, counted from 1
+
+    def on_cell_start(cell, cell_index):
+        at[0] = sum(i <= cell_index for i in code)
+
     client = nbclient.NotebookClient(
-        nb, timeout=CELL_TIMEOUT_S, kernel_name="python3",
+        nb, timeout=CELL_TIMEOUT_S, kernel_name="python3", on_cell_start=on_cell_start,
         resources={"metadata": {"path": str(Path(path).parent)}},
     )  # fmt: skip
     try:
         client.execute()
-    except BaseException as exc:  # KeyboardInterrupt too: say which cell it stopped in
-        done = [c for c in nb.cells if c.cell_type == "code" and c.get("execution_count")]
-        where = f"code cell {len(done)} of {n_code}"
-        if isinstance(exc, KeyboardInterrupt):
-            return result("FAIL", f"interrupted in {where}")
+    except BaseException as exc:
+        where = f"code cell {at[0]} of {len(code)}"
+        # On SIGINT nbclient shuts the kernel down (its own handler), and the cell in flight
+        # fails with DeadKernelError: say it was interrupted, not that the kernel crashed.
+        if getattr(client, "_async_cleanup_kernel_future", None) is not None:
+            return result("FAIL", f"interrupted in {where}; the kernel was shut down")
         return result("FAIL", f"{where}: {error_line(exc)}")
-    return result("OK", f"{n_code} code cells ran")
+    return result("OK", f"{len(code)} code cells ran")
 
 
 # ------------------------------------------------------------------------------ labs
@@ -158,11 +165,9 @@ def grade(lab: str, kind: str) -> int:
                     output_dir=str(work / "out"),
                     no_logo=True,
                 )
-        except KeyboardInterrupt:
-            return result("FAIL", "interrupted while grading")
-        except Exception as exc:
+        except BaseException as exc:  # KeyboardInterrupt too: the runner reads the line
             print(log.getvalue()[-3000:])
-            return result("FAIL", f"otter run failed: {error_line(exc)}")
+            return result("FAIL", f"otter run stopped: {error_line(exc)}")
         finally:
             os.chdir(ROOT)
         print(log.getvalue()[-3000:])
