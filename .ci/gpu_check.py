@@ -585,6 +585,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         help="where the wheels are installed (prepended to PYTHONPATH)",
     )  # fmt: skip
     args = parser.parse_args(argv)
+    # Checks run in the repository's root: every path they are given is absolute.
+    args.out, args.site, args.wheels = (p.resolve() for p in (args.out, args.site, args.wheels))
     reserve = 2 * args.grace + FINAL_WRITE_S
     if args.budget <= reserve:
         parser.error(

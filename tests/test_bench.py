@@ -228,6 +228,36 @@ def test_decode_counterpart_matches_the_reference():
     assert bench.relative_error(got, decode_attention_ref(q, k, v)) < 1e-5
 
 
+def test_decode_cases_check_and_record_at_a_tiny_size(monkeypatch):
+    """The decode cases' structure on the CPU (Triton's interpreter) at a 100-token cache: the
+    kernels' outputs pass the correctness check against the fp32 reference, and the records
+    carry the fraction of the copy bandwidth. The timings are FAKE (a monkeypatched timer): this
+    is not a measurement."""
+    pytest.importorskip("torch")
+    from gpuperf.runtime import configure_triton
+
+    configure_triton()
+    monkeypatch.setattr(bench, "CASE_DEVICE", "cpu")
+    monkeypatch.setattr(bench, "DECODE_CONTEXTS", (100,))
+    monkeypatch.setattr(bench, "_require_gpu", lambda: None)
+    fake_seconds = iter([2e-6, 3e-6, 4e-6, 6e-6])  # FAKE TIMINGS: kernel, SDPA, kernel, SDPA
+    monkeypatch.setattr(bench, "measure_seconds", lambda fn, **_: (fn(), next(fake_seconds))[1])
+    decode = [c for c in bench.cases() if c.name.startswith("decode")]
+    assert [c.name for c in decode] == [
+        "decode plain fp16 B1 H32 KVH8 T100 d128",
+        "decode split-KV fp16 B1 H32 KVH8 T100 d128",
+    ]
+    for case in decode:
+        assert case.memory_bound
+        floor = bench.roofline_floor(case.op, 1e15, 1e12)
+        (record,) = bench.measure_case(case, floor, copy_bandwidth=1e12)
+        assert record["us"] > 0 and record["rel_err"] <= bench.error_threshold("fp16")
+        assert record["frac_copy_bw"] == pytest.approx(
+            case.op.bytes / (record["us"] * 1e-6) / 1e12
+        )
+        assert record["speed_vs_torch"] == pytest.approx(1.5)
+
+
 def test_json_is_rewritten_after_each_case_and_kept_when_interrupted(monkeypatch, tmp_path):
     """The run's structure with FAKE RESULTS (no timing happens): ``collect`` reports after
     the ceilings and after each case, ``main`` rewrites the document each time, and a run

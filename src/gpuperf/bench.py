@@ -200,6 +200,10 @@ TARGETS: tuple[Target, ...] = (
     ),
 )
 
+#: Where the cases allocate, and the KV-cache lengths of the decode cases: module constants so
+#: that a CPU test can run a case's structure (setup, correctness check) at a tiny size.
+CASE_DEVICE = "cuda"
+DECODE_CONTEXTS: tuple[int, ...] = (32768, 131072)
 #: Cases ``--quick`` runs besides those the targets name: the side-by-side a chapter shows.
 QUICK_ALSO: tuple[str, ...] = ("^" + re.escape(_DECODE.format(v="plain", t=32768)) + "$",)
 
@@ -510,7 +514,7 @@ def _all_cases() -> list[Case]:
     from .kernels.fusion import sin2cos2_cost, sin2cos2_unfused
 
     n = 1 << 26
-    dev = "cuda"
+    dev = CASE_DEVICE
     out: list[Case] = []
 
     def unary(fn, ref, dtype=torch.float32):
@@ -610,7 +614,7 @@ def _all_cases() -> list[Case]:
 
     # Decode attention: one query per head against a long KV cache, bytes over the measured copy
     # bandwidth; SDPA (GQA, one query) is its torch counterpart.
-    for context in (32768, 131072):
+    for context in DECODE_CONTEXTS:
         for variant, fn in (
             ("plain", kernels.decode_attention_plain),
             ("split-KV", kernels.decode_attention_split),
