@@ -181,6 +181,124 @@ def test_cases_build_without_a_gpu_and_cover_every_target():
             assert hit, f"{target.name}: no case matches {pattern}"
 
 
+def test_quick_is_every_case_the_targets_need():
+    """One ``--quick`` run yields every number of the targets table: the copy ceiling, matmul
+    vs cuBLAS (fp16/bf16, 4096³ and 8192³, default and autotuned), FA vs SDPA FLASH and default
+    (d64/d128, causal or not, fwd and fwd+bwd), decode vs copy bandwidth — and nothing else."""
+    quick = [c.name for c in bench.cases(quick=True)]
+    produced = quick + [n + " vs SDPA default" for n in quick if n.startswith("FA")]
+    for target in bench.TARGETS:
+        for pattern in target.cases:
+            if "hopper" in pattern and not any(n.startswith("FA-hopper") for n in quick):
+                continue
+            assert any(re.search(pattern, n) for n in produced), (target.name, pattern)
+    wanted = [p for t in bench.TARGETS for p in t.cases] + list(bench.QUICK_ALSO)
+    for name in quick:
+        assert any(re.search(p, n) for p in wanted for n in (name, name + " vs SDPA default"))
+    for needed in (
+        "matmul torch.bfloat16 8192³ autotune",
+        "FA fwd+bwd fp16 B4 H16 N4096 d128 causal=True",
+        "decode split-KV fp16 B1 H32 KVH8 T32768 d128",
+        "decode plain fp16 B1 H32 KVH8 T32768 d128",
+    ):
+        assert needed in quick
+
+
+def test_list_prints_the_cases_and_times_nothing(capsys):
+    assert bench.main(["--list", "--quick", "--only", "^decode"]) == 0
+    out = capsys.readouterr().out
+    assert "decode split-KV fp16 B1 H32 KVH8 T32768 d128  [fp16;" in out
+    assert "memory-bound" in out and "2 cases; nothing was timed (--list)" in out
+    assert not re.search(r"\d\s*(µs|ms|GB/s|TB/s|FLOP/s)", out)
+    with pytest.raises(SystemExit):
+        bench.main(["--list", "--only", "("])
+    assert "--only '(' is not a regular expression" in capsys.readouterr().err
+
+
+def test_decode_counterpart_matches_the_reference():
+    """SDPA with grouped KV heads and one query computes what decode_attention_ref does (tiny
+    CPU tensors: a correctness check of the torch counterpart, not a measurement)."""
+    torch = pytest.importorskip("torch")
+    from gpuperf.kernels.decode_attention import decode_attention_ref
+
+    g = torch.Generator().manual_seed(0)
+    q = torch.randn(2, 8, 16, generator=g)
+    k, v = (torch.randn(2, 2, 37, 16, generator=g) for _ in range(2))
+    got = bench._sdpa_decode(q, k, v)
+    assert bench.relative_error(got, decode_attention_ref(q, k, v)) < 1e-5
+
+
+def test_decode_cases_check_and_record_at_a_tiny_size(monkeypatch):
+    """The decode cases' structure on the CPU (Triton's interpreter) at a 100-token cache: the
+    kernels' outputs pass the correctness check against the fp32 reference, and the records
+    carry the fraction of the copy bandwidth. The timings are FAKE (a monkeypatched timer): this
+    is not a measurement."""
+    pytest.importorskip("torch")
+    from gpuperf.runtime import configure_triton
+
+    configure_triton()
+    monkeypatch.setattr(bench, "CASE_DEVICE", "cpu")
+    monkeypatch.setattr(bench, "DECODE_CONTEXTS", (100,))
+    monkeypatch.setattr(bench, "_require_gpu", lambda: None)
+    fake_seconds = iter([2e-6, 3e-6, 4e-6, 6e-6])  # FAKE TIMINGS: kernel, SDPA, kernel, SDPA
+    monkeypatch.setattr(bench, "measure_seconds", lambda fn, **_: (fn(), next(fake_seconds))[1])
+    decode = [c for c in bench.cases() if c.name.startswith("decode")]
+    assert [c.name for c in decode] == [
+        "decode plain fp16 B1 H32 KVH8 T100 d128",
+        "decode split-KV fp16 B1 H32 KVH8 T100 d128",
+    ]
+    for case in decode:
+        assert case.memory_bound
+        floor = bench.roofline_floor(case.op, 1e15, 1e12)
+        (record,) = bench.measure_case(case, floor, copy_bandwidth=1e12)
+        assert record["us"] > 0 and record["rel_err"] <= bench.error_threshold("fp16")
+        assert record["frac_copy_bw"] == pytest.approx(
+            case.op.bytes / (record["us"] * 1e-6) / 1e12
+        )
+        assert record["speed_vs_torch"] == pytest.approx(1.5)
+
+
+def test_json_is_rewritten_after_each_case_and_kept_when_interrupted(monkeypatch, tmp_path):
+    """The run's structure with FAKE RESULTS (no timing happens): ``collect`` reports after
+    the ceilings and after each case, ``main`` rewrites the document each time, and a run
+    interrupted mid-way keeps what was done with ``complete: false``."""
+    torch = pytest.importorskip("torch")
+    fake_records = {  # FAKE TEST DATA, invented: not measurements
+        "decode plain fp16 B1 H32 KVH8 T32768 d128": {"us": 1.0, "GBps": 1.0},
+        "decode split-KV fp16 B1 H32 KVH8 T32768 d128": {"us": 2.0, "GBps": 2.0},
+    }
+    seen, interrupt_at = [], [2]
+
+    def fake_measure_case(case, floor, copy_bandwidth):
+        path = tmp_path / "run.json"
+        seen.append(json.loads(path.read_text())["records"] if path.exists() else None)
+        if len(seen) in interrupt_at:
+            raise KeyboardInterrupt  # stopped while measuring the second case
+        return [{"case": case.name, **fake_records[case.name]}]
+
+    monkeypatch.setattr(bench, "has_cuda_gpu", lambda: True)
+    monkeypatch.setattr(bench, "_require_gpu", lambda: None)
+    monkeypatch.setattr(bench, "provenance", lambda chip_name: dict(FAKE_PROVENANCE))
+    monkeypatch.setattr(bench, "measure_ceilings", lambda: bench.Ceilings(1e12, 1e15))
+    monkeypatch.setattr(bench, "measure_case", fake_measure_case)
+    monkeypatch.setattr(torch.cuda, "get_device_name", lambda *a: "FAKE H100 (test)")
+    monkeypatch.setattr(torch.cuda, "get_device_capability", lambda *a: (9, 0))
+    monkeypatch.setattr(torch.cuda, "empty_cache", lambda: None)
+    argv = ["--quick", "--only", "^decode", "--no-progress", "--chip", "H100-SXM"]
+    code = bench.main([*argv, "--json", str(tmp_path / "run.json")])
+    assert code == 130
+    assert seen == [[], [{"case": "decode plain fp16 B1 H32 KVH8 T32768 d128", "us": 1.0,
+                          "GBps": 1.0}]]  # fmt: skip
+    doc = json.loads((tmp_path / "run.json").read_text())
+    assert doc["complete"] is False and doc["ceilings"]["copy_GBps"] == pytest.approx(1000)
+    assert [r["case"] for r in doc["records"]] == ["decode plain fp16 B1 H32 KVH8 T32768 d128"]
+    assert not list(tmp_path.glob(".*partial"))  # written atomically, nothing left over
+    interrupt_at.clear()
+    assert bench.main([*argv, "--json", str(tmp_path / "run.json")]) == 0
+    doc = json.loads((tmp_path / "run.json").read_text())
+    assert doc["complete"] is True and len(doc["records"]) == 2
+
+
 def test_memory_bound_classification():
     by_name = {c.name: c for c in bench.cases(quick=True)}
     assert by_name["gelu fp32 2^26"].memory_bound
@@ -268,7 +386,10 @@ def test_document_schema_is_what_measurements_reads(tmp_path):
         roofline={"x": {"floor_us": 1.0, "bound": "HBM", "fraction": 0.9}},
     )
     assert doc["schema"] == bench.SCHEMA == measurements.KERNELS_SCHEMA
-    assert set(doc) == {"schema", "provenance", "records", "ceilings", "roofline", "targets"}
+    assert set(doc) == {
+        "schema", "complete", "provenance", "records", "ceilings", "roofline", "targets"
+    }  # fmt: skip
+    assert doc["complete"] is True
     assert len(doc["targets"]) == len(bench.TARGETS)
     assert {t["status"] for t in doc["targets"]} <= {"met", "not met", "not measured"}
     path = bench.write_json(tmp_path / "sub" / "run.json", doc)

@@ -15,14 +15,24 @@ tolerance (:mod:`gpuperf.tolerances`), or the case is reported wrong and not tim
 gives the ratio to torch and the fraction of the roofline; then every target of issue 14's
 table (:data:`TARGETS`) is reported as met, not met, or not measured. ``--json PATH`` writes the
 run as a ``gpuperf.bench/1`` document (provenance: chip, device, driver, CUDA, torch, Triton,
-numpy, date, commit; one record per case), the format :func:`gpuperf.measurements.load_kernels`
-reads. :func:`evaluate_targets` applies the targets to any such record set, e.g. the H100 run
-shipped with the package.
+numpy, Python, date, commit; one record per case), the format
+:func:`gpuperf.measurements.load_kernels` reads. The file is rewritten (atomically) after every
+case with ``"complete": false`` until the run ends, so a run stopped early — a GPU lent for a
+few minutes — keeps every case it measured. :func:`evaluate_targets` applies the targets to any
+such record set, e.g. the H100 run shipped with the package.
+
+``--quick`` runs exactly the cases the targets name (plus :data:`QUICK_ALSO`): every number of
+the targets table in one run — the copy ceiling, matmul against cuBLAS (fp16/bf16, 4096³ and
+8192³, default and autotuned), FlashAttention against SDPA's FLASH and default backends
+(B 4, H 16, N 4096, d 64 and 128, causal and not, forward and forward+backward), decode attention
+against the copy bandwidth. ``--list`` prints the cases a run would measure, with their FLOPs
+and bytes, and needs no GPU (it times nothing).
 
 With no CUDA GPU nothing can be measured: :func:`main` says so and exits non-zero, and every
 function that would time something raises :class:`NoGPUError`. Nothing here invents a number.
 
-Run: ``python -m gpuperf.bench [--json PATH] [--only REGEX] [--chip A100] [--table-ceilings]``.
+Run: ``python -m gpuperf.bench [--quick] [--json PATH] [--only REGEX] [--chip A100]
+[--table-ceilings] [--list]``.
 """
 
 from __future__ import annotations
@@ -87,6 +97,8 @@ class Target:
 _MEM = r" fp32 2\^26$"
 _SHAPES_ONLINE = ("4096, 4096", "8192, 8192", "16384, 1024", "1024, 32768")
 _FA = "FA{v} fp16 B4 H16 N4096 d{d} causal={c}"
+#: Decode attention as chapter 4.4 times it: batch 1, 32 query heads, 8 KV heads, d 128.
+_DECODE = "decode {v} fp16 B1 H32 KVH8 T{t} d128"
 
 TARGETS: tuple[Target, ...] = (
     Target(
@@ -169,13 +181,31 @@ TARGETS: tuple[Target, ...] = (
         "0.65× (the portable kernel)",
     ),
     Target(
-        "FlashAttention fwd+bwd fp16 d64 ≥ 0.9× SDPA's FLASH backend",
+        "FlashAttention fwd+bwd fp16 ≥ 0.9× SDPA's FLASH backend",
         "speed_vs_torch",
         0.90,
-        tuple("^" + re.escape(_FA.format(v=" fwd+bwd", d=64, c=c)) + "$" for c in (False, True)),
-        "0.69–0.79×",
+        tuple(
+            "^" + re.escape(_FA.format(v=" fwd+bwd", d=d, c=c)) + "$"
+            for d in (64, 128)
+            for c in (False, True)
+        ),
+        "0.72–0.95×",
+    ),
+    Target(
+        "decode attention split-KV fp16 (batch 1, long context) ≥ 80 % of copy bandwidth",
+        "frac_copy_bw",
+        0.80,
+        ("^" + re.escape(_DECODE.format(v="split-KV", t=32768)) + "$",),
+        "not measured yet",
     ),
 )
+
+#: Where the cases allocate, and the KV-cache lengths of the decode cases: module constants so
+#: that a CPU test can run a case's structure (setup, correctness check) at a tiny size.
+CASE_DEVICE = "cuda"
+DECODE_CONTEXTS: tuple[int, ...] = (32768, 131072)
+#: Cases ``--quick`` runs besides those the targets name: the side-by-side a chapter shows.
+QUICK_ALSO: tuple[str, ...] = ("^" + re.escape(_DECODE.format(v="plain", t=32768)) + "$",)
 
 
 @dataclass(frozen=True)
@@ -454,15 +484,37 @@ def _sdpa(backend: str | None):
     return call
 
 
+def _quick(name: str) -> bool:
+    """Whether ``--quick`` runs the case: a target names it (FA cases also as their "vs SDPA
+    default" row) or :data:`QUICK_ALSO` does."""
+    patterns = [p for t in TARGETS for p in t.cases] + list(QUICK_ALSO)
+    names = (name, f"{name} vs SDPA default")
+    return any(re.search(p, n) for p in patterns for n in names)
+
+
+def _sdpa_decode(q, k_cache, v_cache):
+    """SDPA for one query per head with grouped KV heads: (B, H, D) against (B, KVH, T, D)."""
+    from torch.nn.functional import scaled_dot_product_attention as sdpa
+
+    return sdpa(q.unsqueeze(2), k_cache, v_cache, enable_gqa=True).squeeze(2)
+
+
 def cases(quick: bool = False) -> list[Case]:
-    """Every benchmark case, in the order they run (``quick``: one shape of each kind)."""
+    """Every benchmark case, in the order they run (``quick``: those the targets need, see
+    :func:`_quick`). Building the list needs no GPU and allocates nothing."""
+    out = _all_cases()
+    return [c for c in out if _quick(c.name)] if quick else out
+
+
+def _all_cases() -> list[Case]:
     import torch
 
     from . import cost, kernels
+    from .kernels.decode_attention import decode_attention_cost, decode_attention_ref
     from .kernels.fusion import sin2cos2_cost, sin2cos2_unfused
 
     n = 1 << 26
-    dev = "cuda"
+    dev = CASE_DEVICE
     out: list[Case] = []
 
     def unary(fn, ref, dtype=torch.float32):
@@ -524,10 +576,7 @@ def cases(quick: bool = False) -> list[Case]:
     useful = OpCost(0, 4 * n, 4 * n, "copy_strided useful bytes")
     out.append(Case("copy_strided stride 4 (useful bytes)", useful, "fp32", strided))
 
-    shapes = (
-        [(4096, 4096)] if quick else [(4096, 4096), (8192, 8192), (16384, 1024), (1024, 32768)]
-    )
-    for rows, cols in shapes:
+    for rows, cols in ((4096, 4096), (8192, 8192), (16384, 1024), (1024, 32768)):
         for variant, fn in (
             ("softmax", kernels.softmax),
             ("softmax_online", kernels.softmax_online),
@@ -563,10 +612,31 @@ def cases(quick: bool = False) -> list[Case]:
         op = OpCost(0, 4 * side * side, 4 * side * side, "transpose")
         out.append(Case(f"{variant} fp32 {side}²", op, "fp32", tr))
 
+    # Decode attention: one query per head against a long KV cache, bytes over the measured copy
+    # bandwidth; SDPA (GQA, one query) is its torch counterpart.
+    for context in DECODE_CONTEXTS:
+        for variant, fn in (
+            ("plain", kernels.decode_attention_plain),
+            ("split-KV", kernels.decode_attention_split),
+        ):
+
+            def dec(context=context, fn=fn):
+                q = torch.randn(1, 32, 128, device=dev, dtype=torch.float16)
+                k, v = (
+                    torch.randn(1, 8, context, 128, device=dev, dtype=torch.float16)
+                    for _ in range(2)
+                )
+                f = lambda: fn(q, k, v)
+                ref = lambda: decode_attention_ref(q.float(), k.float(), v.float())
+                return Prepared(f, f, ref, {"SDPA": lambda: _sdpa_decode(q, k, v)})
+
+            op = decode_attention_cost(1, 32, 8, context, 128, "fp16")
+            name = _DECODE.format(v=variant, t=context)
+            out.append(Case(name, op, "fp16", dec))
+
     # Matmul: FLOP/s over cuBLAS in the same run.
-    sizes = [4096] if quick else [1024, 4096, 8192]
     for dtype in (torch.float16, torch.bfloat16):
-        for size in sizes:
+        for size in (1024, 4096, 8192):
             for mode in ("default", "autotune"):
 
                 def mm(size=size, dtype=dtype, mode=mode):
@@ -603,7 +673,7 @@ def cases(quick: bool = False) -> list[Case]:
 
     # FlashAttention: the FLASH backend of SDPA (torch_us) and SDPA's default backend.
     flash, default = _sdpa("FLASH_ATTENTION"), _sdpa(None)
-    fa_shapes = [(4, 16, 4096, 64)] if quick else [(4, 16, 4096, 64), (4, 16, 4096, 128)]
+    fa_shapes = [(4, 16, 4096, 64), (4, 16, 4096, 128)]
     variants = [(" fwd", kernels.flash_attention, (7, 0))]
     hopper = getattr(kernels, "flash_attention_hopper", None)
     if hopper is not None:
@@ -763,8 +833,12 @@ def collect(
     progress: bool = True,
     only: str | None = None,
     quick: bool = False,
+    on_case: Callable[[Run], None] | None = None,
 ) -> Run:
-    """Measure every case (or those whose name matches ``only``) on this GPU."""
+    """Measure every case (or those whose name matches ``only``) on this GPU.
+
+    ``on_case(run_so_far)`` is called after the ceilings and after each case, so a caller can
+    save what was measured before a run is stopped early."""
     _require_gpu()
     import torch
 
@@ -787,6 +861,10 @@ def collect(
             print(f"skipped on this GPU (needs sm_{major}{minor}): {c.name}", file=sys.stderr)
     selected = [c for c in selected if capability >= c.min_capability]
     records, measurements, roofline, wrong = [], [], {}, []
+    name = the_chip.name if the_chip else None
+    so_far = Run(records, measurements, roofline, ceilings, name, wrong)
+    if on_case is not None:
+        on_case(so_far)
     for case in _progress(selected, progress):
         if ceilings is not None:
             peak = ceilings.matmul_flops_per_s
@@ -815,8 +893,9 @@ def collect(
                 "fraction": m.fraction_of_roofline,
             }
         torch.cuda.empty_cache()
-    name = the_chip.name if the_chip else None
-    return Run(records, measurements, roofline, ceilings, name, wrong)
+        if on_case is not None:
+            on_case(so_far)
+    return so_far
 
 
 def run(
@@ -854,7 +933,16 @@ def format_records(records: Iterable[dict[str, Any]]) -> str:
 # Provenance and the JSON document.
 
 
+#: Set by ``.ci/gpu-check --commit`` where the checkout on a GPU machine has no ``.git``.
+COMMIT_ENV = "GPUPERF_COMMIT"
+
+
 def _git_commit() -> str:
+    """gpuperf's commit: ``$GPUPERF_COMMIT`` if set, else ``git rev-parse`` (+ "-dirty")."""
+    import os
+
+    if os.environ.get(COMMIT_ENV, "").strip():
+        return os.environ[COMMIT_ENV].strip()
     root = Path(__file__).resolve().parents[2]
     try:
         sha = subprocess.run(
@@ -890,8 +978,9 @@ def _driver_version() -> str:
 
 
 def provenance(chip_name: str | None) -> dict[str, str]:
-    """Device, driver, CUDA, torch, Triton, numpy, date and gpuperf commit of this run."""
+    """Device, driver, CUDA, torch, Triton, numpy, Python, date and gpuperf commit of this run."""
     _require_gpu()
+    import platform
     from importlib.metadata import version
 
     import numpy
@@ -906,6 +995,7 @@ def provenance(chip_name: str | None) -> dict[str, str]:
         "torch": torch.__version__,
         "triton": version("triton"),
         "numpy": numpy.__version__,
+        "python": platform.python_version(),
         "date": _dt.datetime.now(_dt.timezone.utc).date().isoformat(),
         "commit": _git_commit(),
         "method": METHOD.format(warmup=WARMUP_MS, rep=REP_MS),
@@ -918,9 +1008,16 @@ def document(
     *,
     ceilings: Ceilings | None = None,
     roofline: dict[str, dict[str, Any]] | None = None,
+    complete: bool = True,
 ) -> dict[str, Any]:
-    """The ``gpuperf.bench/1`` JSON document: provenance, records, and the targets' verdicts."""
-    doc: dict[str, Any] = {"schema": SCHEMA, "provenance": dict(provenance_), "records": records}
+    """The ``gpuperf.bench/1`` JSON document: provenance, records, and the targets' verdicts.
+    ``complete`` is False while a run is under way (or was stopped before its last case)."""
+    doc: dict[str, Any] = {
+        "schema": SCHEMA,
+        "complete": complete,
+        "provenance": dict(provenance_),
+        "records": records,
+    }
     if ceilings is not None:
         doc["ceilings"] = {
             "copy_GBps": ceilings.copy_bandwidth / 1e9,
@@ -945,15 +1042,32 @@ def document(
 
 
 def write_json(path: str | Path, doc: dict[str, Any]) -> Path:
+    """Write ``doc`` atomically: a reader (or a run killed mid-write) never sees half a file."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(doc, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+    partial = path.with_name(f".{path.name}.partial")
+    partial.write_text(json.dumps(doc, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+    partial.replace(path)
     return path
+
+
+def format_case_list(selected: Iterable[Case]) -> str:
+    """The cases a run would measure, one a line: name, precision, FLOPs, bytes, GPU needed.
+    No timing: this is what ``--list`` prints, with or without a GPU."""
+    lines = []
+    for c in selected:
+        major, minor = c.min_capability
+        lines.append(
+            f"{c.name}  [{c.precision}; {c.op.flops:.3g} FLOP, {c.op.bytes:.3g} B; "
+            f"{'memory' if c.memory_bound else 'compute'}-bound; sm_{major}{minor}+]"
+        )
+    return "\n".join(lines)
 
 
 def main(argv: list[str] | None = None) -> int:
     """``python -m gpuperf.bench``: the floor-first table, the comparison with torch, the
-    targets — or, without a GPU, a clear message and exit status 1."""
+    targets — or, without a GPU, a clear message and exit status 1 (``--list`` works anywhere).
+    Interrupted (Ctrl-C, or a time budget running out), it keeps the JSON of the cases done."""
     import argparse
 
     parser = argparse.ArgumentParser(prog="python -m gpuperf.bench", description=__doc__)
@@ -963,36 +1077,70 @@ def main(argv: list[str] | None = None) -> int:
         action="store_true",
         help="use the chip table's peaks instead of ceilings measured on this GPU",
     )
-    parser.add_argument("--json", metavar="PATH", help="write the run as a gpuperf.bench/1 file")
+    parser.add_argument(
+        "--json", metavar="PATH", help="write the run as a gpuperf.bench/1 file (after each case)"
+    )
     parser.add_argument("--only", metavar="REGEX", help="run only cases whose name matches")
-    parser.add_argument("--quick", action="store_true", help="one shape of each kind")
+    parser.add_argument(
+        "--quick", action="store_true", help="only the cases the targets name (all in one run)"
+    )
+    parser.add_argument(
+        "--list", action="store_true", help="print the cases a run would measure; time nothing"
+    )
     parser.add_argument("--no-progress", action="store_true")
     args = parser.parse_args(argv)
+    if args.only is not None:
+        try:
+            re.compile(args.only)
+        except re.error as exc:
+            parser.error(f"--only {args.only!r} is not a regular expression: {exc}")
+    if args.list:
+        selected = [c for c in cases(args.quick) if not args.only or re.search(args.only, c.name)]
+        print(format_case_list(selected))
+        print(f"{len(selected)} cases; nothing was timed (--list)")
+        return 0
     if not has_cuda_gpu():
         print(NO_GPU_MESSAGE, file=sys.stderr)
         if args.json:
             print(f"Nothing was written to {args.json}.", file=sys.stderr)
         return 1
-    result = collect(
-        args.chip,
-        measured_ceilings=not args.table_ceilings,
-        progress=not args.no_progress,
-        only=args.only,
-        quick=args.quick,
-    )
+    prov: dict[str, str] = {}
+
+    def save(run_so_far: Run, complete: bool = False) -> None:
+        if not args.json:
+            return
+        if not prov:
+            prov.update(provenance(run_so_far.chip_name))
+        doc = document(
+            run_so_far.records,
+            prov,
+            ceilings=run_so_far.ceilings,
+            roofline=run_so_far.roofline,
+            complete=complete,
+        )
+        write_json(args.json, doc)
+
+    try:
+        result = collect(
+            args.chip,
+            measured_ceilings=not args.table_ceilings,
+            progress=not args.no_progress,
+            only=args.only,
+            quick=args.quick,
+            on_case=save,
+        )
+    except KeyboardInterrupt:
+        kept = f"; {args.json} keeps the cases measured before it" if args.json else ""
+        print(f"\ninterrupted{kept}", file=sys.stderr)
+        return 130
     print(format_table(result.measurements))
     print("\nAgainst torch, same run:")
     print(format_records(result.records))
     print("\nTargets (issue 14):")
     print(format_targets(evaluate_targets(result.records)))
     if args.json:
-        doc = document(
-            result.records,
-            provenance(result.chip_name),
-            ceilings=result.ceilings,
-            roofline=result.roofline,
-        )
-        print(f"\nwrote {write_json(args.json, doc)}")
+        save(result, complete=True)
+        print(f"\nwrote {args.json}")
     return 1 if result.wrong else 0
 
 
