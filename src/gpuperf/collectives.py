@@ -477,6 +477,7 @@ def data_parallel_step(
     ``parameter_bytes`` is Ψ, the model's weights (and gradients) in bytes. 2 GB on 8 ranks of
     450 GB/s with α ≈ 0.92 µs: stage 0–2 ≈ 7.79 ms, stage 3 ≈ 11.69 ms (1.5 ×).
     """
+    parameter_bytes = positive_float("parameter_bytes", parameter_bytes, allow_zero=True)
     purposes = data_parallel_collectives(stage)
     parts = tuple(
         collective_time(name, parameter_bytes, ranks, link_bandwidth, step_latency_s)

@@ -198,6 +198,8 @@ def protocol_crossover_bytes(
 
     ``faster_large`` must have more bandwidth than ``faster_small`` (else it never wins on
     large messages, and the pair is refused)."""
+    faster_small = choice("faster_small", faster_small, tuple(PROTOCOLS))
+    faster_large = choice("faster_large", faster_large, tuple(PROTOCOLS))
     small = protocol_time(faster_small, collective, 0, ranks, bus_bandwidth, hardware)
     large = protocol_time(faster_large, collective, 0, ranks, bus_bandwidth, hardware)
     gain_per_byte = 1 / small.algorithm_bandwidth - 1 / large.algorithm_bandwidth

@@ -200,7 +200,7 @@ class SpeculativeDecoding:
 
 
 def speculative_decoding(
-    target: DecoderConfig,
+    config: DecoderConfig,
     draft: DecoderConfig,
     draft_tokens: int,
     acceptance: float,
@@ -210,14 +210,15 @@ def speculative_decoding(
     precision: str = "bf16",
 ) -> SpeculativeDecoding:
     """Roofline time of speculative decoding with ``draft`` proposing ``draft_tokens`` (γ)
-    tokens per round for ``target`` to verify, each accepted with probability ``acceptance``.
+    tokens per round for the target model ``config`` to verify, each accepted with probability
+    ``acceptance``.
 
     The draft runs γ decode steps; the target one :func:`gpuperf.inference.verify_step` of γ + 1
     tokens per sequence. Plain decoding is one target decode step per token.
     """
-    for name, config in (("target", target), ("draft", draft)):
-        if not isinstance(config, DecoderConfig):
-            raise TypeError(f"{name}={show(config)} must be a gpuperf.inference.DecoderConfig")
+    for name, model in (("config", config), ("draft", draft)):
+        if not isinstance(model, DecoderConfig):
+            raise TypeError(f"{name}={show(model)} must be a gpuperf.inference.DecoderConfig")
     the_chip = chip(chip_name)
     precision = check_precision(precision)
     gamma = positive_int("draft_tokens", draft_tokens, 1, MAX_DRAFT)
@@ -225,8 +226,8 @@ def speculative_decoding(
     batch = positive_int("batch", batch)
     context_len = positive_int("context_len", context_len)
     draft_step = decode_step(draft, batch, context_len, the_chip, precision)
-    verify = verify_step(target, batch, gamma + 1, context_len, the_chip, precision)
-    plain = decode_step(target, batch, context_len, the_chip, precision)
+    verify = verify_step(config, batch, gamma + 1, context_len, the_chip, precision)
+    plain = decode_step(config, batch, context_len, the_chip, precision)
     return SpeculativeDecoding(gamma, alpha, draft_step.time_s, verify.time_s, plain.time_s, batch)
 
 

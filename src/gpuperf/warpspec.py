@@ -237,6 +237,7 @@ def _directive(ptx: str, name: str) -> int:
 def facts(ptx: str, shared_memory_bytes: int = 0) -> tuple:
     """The stored row of one compile (see :class:`CompiledFacts` for the fields)."""
     lines = _lines(ptx)
+    shared_memory_bytes = positive_int("shared_memory_bytes", shared_memory_bytes, 0, 1 << 30)
     ops = [op.group(2) for line in lines if (op := _OP.match(line))]
     tc = sorted({o for o in ops if o.startswith(PARTITION_KINDS["MMA"])})
     inside, outside = _cp_async_split(ptx)
