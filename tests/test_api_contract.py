@@ -48,25 +48,30 @@ from gpuperf import (
     hardware,
     inference,
     memory,
+    nccl,
     numerics,
     parallelism,
     profiling,
     recompute,
     roofline,
     scrub,
+    serving,
     tiling,
     units,
+    warpspec,
 )
 from gpuperf._validate import MAX_COUNT
 
 MODULES = (hardware, units, cost, roofline, tiling, memory, attention, recompute, divergence,
            profiling, scrub, parallelism, collectives, inference, asynchrony,
-           numerics)  # fmt: skip
+           numerics, nccl, serving, warpspec)  # fmt: skip
 PACKAGE_DIR = Path(gpuperf.__file__).resolve().parent
 
 #: Public callables left to their own tests, with the reason.
 NOT_FUZZED = {
     "gpuperf.asynchrony.regenerate": "compiles every kernel for minutes: test_asynchrony.py",
+    "gpuperf.warpspec.regenerate": "compiles every case for a minute: test_warpspec.py",
+    "gpuperf.warpspec.compile_facts": "runs the compiler in a subprocess: test_warpspec.py",
     "gpuperf.profiling.profile": "runs the torch profiler (seconds a call): test_profiling.py",
     "gpuperf.recompute.saved_tensor_bytes": "runs autograd on a callable: test_recompute.py",
     "gpuperf.recompute.transformer_layer": "builds a torch module: test_recompute.py",
@@ -407,6 +412,22 @@ def by_name(name: str) -> st.SearchStrategy | None:
             lambda w: arrays(st.integers(0, 3), 32 * w, 32 * w)))  # fmt: skip
     if name == "paths_per_warp":
         return usually(arrays(st.integers(1, 32)).map(np.asarray))
+    if name == "protocol":
+        return usually(st.sampled_from(list(nccl.PROTOCOLS)), st.sampled_from(["LL64", ""]))
+    if name in ("faster_small", "faster_large"):
+        return usually(st.sampled_from(list(nccl.PROTOCOLS)))
+    if name == "hardware":
+        return usually(st.sampled_from(nccl.HARDWARE), st.sampled_from(["ib", 1]))
+    if name == "stage":
+        return usually(st.sampled_from(collectives.ZERO_STAGES), st.sampled_from([4, -1, "3"]))
+    if name == "draft":
+        return usually(st.sampled_from([serving.ILLUSTRATIVE_DRAFT, inference.ILLUSTRATIVE]))
+    if name in ("acceptance",):
+        return usually(st.floats(0, 1), st.sampled_from([1.5, -0.1, NAN]))
+    if name in ("case",):
+        return usually(st.sampled_from(list(warpspec.CASES)), st.sampled_from(["mm", ""]))
+    if name == "ptx":
+        return usually(st.sampled_from(["", ".reqntid 128\n{\n ret;\n}"]), NONSENSE)
     if name == "collective":
         return usually(st.sampled_from(collectives.COLLECTIVES), st.sampled_from(["ring", ""]))
     if name == "algorithm":

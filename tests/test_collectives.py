@@ -270,3 +270,134 @@ def test_errors_name_the_value_and_the_range():
         co.bucketed_allreduce(1e9, 1e-3, 0.01, 1e-5, 1e11, 8)
     with pytest.raises(ValueError, match="ranks=True"):
         co.steps("all-reduce", True)
+
+
+# --- sharded data parallelism (ZeRO / FSDP) ---------------------------------------------------
+
+
+def test_zero_stage_traffic_is_two_or_three_halves_of_a_ring():
+    # ZeRO paper (Rajbhandari et al. 2020, §7): baseline and stages 1–2 move 2Ψ per rank,
+    # stage 3 moves 3Ψ (an extra all-gather of the weights for the backward): 1.5×.
+    for p in (2, 8, 64):
+        half = (p - 1) / p
+        assert co.data_parallel_step(1e9, p, 1e11, 0.0, 0).traffic_per_byte == pytest.approx(
+            2 * half
+        )
+        assert co.data_parallel_step(1e9, p, 1e11, 0.0, 2).traffic_per_byte == pytest.approx(
+            2 * half
+        )
+        three = co.data_parallel_step(1e9, p, 1e11, 0.0, 3)
+        assert three.traffic_per_byte == pytest.approx(3 * half)
+        assert [part.collective for part in three.parts] == [
+            "all-gather",
+            "all-gather",
+            "reduce-scatter",
+        ]
+
+
+def test_zero3_costs_half_again_in_the_worked_example():
+    alpha = co.step_latency_from_collective_latency(
+        measurements.find("all-reduce latency, one node").value, "all-reduce", 8
+    )
+    plain = co.data_parallel_step(2e9, 8, 450e9, alpha, 0).time_s
+    sharded = co.data_parallel_step(2e9, 8, 450e9, alpha, 1).time_s
+    full = co.data_parallel_step(2e9, 8, 450e9, alpha, 3).time_s
+    assert plain == pytest.approx(7.79e-3, rel=1e-3)
+    assert sharded == pytest.approx(plain)  # RS + AG: the all-reduce's bytes and steps
+    assert full == pytest.approx(11.69e-3, rel=1e-3)
+    assert full / plain == pytest.approx(1.5)
+
+
+# --- hierarchical and in-network all-reduce --------------------------------------------------
+
+
+def test_hierarchical_reduces_to_the_flat_cases():
+    flat_node = co.collective_time("all-reduce", 1e9, 8, 450e9, 1e-6).time_s
+    assert co.hierarchical_allreduce(1e9, 8, 1, 450e9, 50e9, 1e-6, 5e-6).time_s == pytest.approx(
+        flat_node
+    )
+    flat_net = co.collective_time("all-reduce", 1e9, 16, 50e9, 5e-6).time_s
+    assert co.hierarchical_allreduce(1e9, 1, 16, 450e9, 50e9, 1e-6, 5e-6).time_s == pytest.approx(
+        flat_net
+    )
+
+
+@pytest.mark.parametrize("gpus, nodes", [(2, 2), (4, 3), (8, 4)])
+def test_hierarchical_cross_node_bytes_from_a_simulation(gpus, nodes):
+    # Two levels with real arrays: reduce-scatter inside each node, ring all-reduce of each
+    # GPU's share across the nodes (counted element by element), all-gather inside the node.
+    rng = np.random.default_rng(gpus * nodes)
+    n = gpus * nodes * 6
+    data = rng.integers(-9, 9, size=(nodes, gpus, n))
+    shares = np.split(np.arange(n), gpus)
+    result = np.zeros_like(data)
+    crossed = np.zeros((nodes, gpus), dtype=int)
+    for g, share in enumerate(shares):
+        local = data[:, :, share].sum(axis=1)  # in-node reduce-scatter: GPU g holds the share
+        summed, _, sent = simulate_ring_allreduce(local)  # across nodes, one NIC per GPU
+        crossed[:, g] = sent
+        result[:, :, share] = summed[:, None, :]  # in-node all-gather
+    assert np.array_equal(result, np.broadcast_to(data.sum(axis=(0, 1)), data.shape))
+    model = co.hierarchical_allreduce(n, gpus, nodes, 1e11, 1e10)
+    assert crossed.max() == pytest.approx(model.inter_bytes_per_gpu)
+    flat_ring_nic = co.traffic_per_byte("all-reduce", gpus * nodes) * n
+    assert model.inter_bytes_per_gpu < flat_ring_nic / (gpus - 1 + 1e-9) or gpus == 1
+
+
+def test_in_network_reduction_sends_each_share_once():
+    ring = co.hierarchical_allreduce(2e9, 8, 16, 450e9, 50e9)
+    sharp = co.hierarchical_allreduce(2e9, 8, 16, 450e9, 50e9, in_network=True)
+    assert sharp.inter_bytes_per_gpu == pytest.approx(2e9 / 8)
+    assert ring.inter_bytes_per_gpu / sharp.inter_bytes_per_gpu == pytest.approx(2 * 15 / 16)
+    assert sharp.time_s < ring.time_s
+    # with every NIC busy the two-level bus bandwidth bound is 4·B·2(p−1)/p (one ring per NIC)
+    bound = 8 * 50e9 / (2 * 15 / 16) * co.bus_bandwidth_factor("all-reduce", 128)
+    assert ring.inter_bandwidth_s == pytest.approx(2 * 15 / 16 * 2e9 / 8 / 50e9)
+    assert ring.bus_bandwidth == pytest.approx(bound)  # α = 0: the NICs alone set it
+    # pipelined: the slower level's bytes set the time; one after the other, they add
+    assert ring.time_s == pytest.approx(ring.latency_s + ring.inter_bandwidth_s)
+    assert ring.sequential_s == pytest.approx(
+        ring.latency_s + 2 * 7 / 8 * 2e9 / 450e9 + ring.inter_bandwidth_s
+    )
+    assert ring.bottleneck == "network" and sharp.bottleneck == "node"
+
+
+# --- mixture-of-experts all-to-all -----------------------------------------------------------
+
+
+@pytest.mark.parametrize("ranks, k", [(2, 1), (4, 2), (8, 8), (16, 4)])
+def test_moe_dispatch_bytes_count_the_remote_copies(ranks, k):
+    tokens, d = 64 * ranks, 32
+    # Uniform routing by construction: copy j of token t goes to rank (t·k + j) mod p.
+    home = 0
+    remote = sum(1 for t in range(tokens) for j in range(k) if (t * k + j) % ranks != home)
+    model = co.moe_all_to_all(tokens, d, k, ranks, 1e11, "fp8", "bf16")
+    assert model.dispatch_bytes == pytest.approx(remote * d * 1)
+    assert model.combine_bytes == pytest.approx(remote * d * 2)
+    assert model.time_s == pytest.approx(remote * d * 3 / 1e11)
+
+
+def test_new_collective_calculators_refuse_nonsense():
+    with pytest.raises(ValueError, match="stage=4 is not one of"):
+        co.data_parallel_step(1e9, 8, 1e11, 1e-6, 4)
+    with pytest.raises(ValueError, match="gpus_per_node=1 × nodes=1 must be ≥ 2"):
+        co.hierarchical_allreduce(1e9, 1, 1, 1e11, 1e10)
+    with pytest.raises(TypeError, match="in_network='yes'"):
+        co.hierarchical_allreduce(1e9, 8, 2, 1e11, 1e10, in_network="yes")
+    with pytest.raises(ValueError, match="gpus_per_node=100"):
+        co.hierarchical_allreduce(1e9, 100, 2, 1e11, 1e10)
+    with pytest.raises(ValueError, match="copies_per_token=0"):
+        co.moe_all_to_all(10, 10, 0, 8, 1e9)
+    with pytest.raises(ValueError, match="precision"):
+        co.moe_all_to_all(10, 10, 1, 8, 1e9, dispatch_precision="fp5")
+
+
+def test_ddp_bucket_sizes_are_pytorchs():
+    assert co.DDP_BUCKET_CAP_BYTES == 25 * 2**20
+    torch = pytest.importorskip("torch")
+    import torch.distributed as dist
+
+    if not dist.is_available():
+        pytest.skip("torch built without distributed")
+    assert co.DDP_FIRST_BUCKET_BYTES == dist._DEFAULT_FIRST_BUCKET_BYTES
+    assert torch.__version__  # the constant is read from the installed PyTorch

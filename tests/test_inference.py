@@ -94,7 +94,9 @@ def test_decode_attention_intensity_ignores_batch_and_context(kv_heads):
 def test_decode_step_bytes_and_time_from_an_independent_count():
     h100 = chip("H100-SXM")
     step = inference.decode_step(ILLUSTRATIVE, 4, 1000, h100)
-    weights = sum(a * b for a, b in _matrices(ILLUSTRATIVE)) * 2
+    # every layer matrix, and the LM head (vocab × d_model), read once per step in bf16
+    head = [(ILLUSTRATIVE.vocab_size, ILLUSTRATIVE.d_model)]
+    weights = sum(a * b for a, b in _matrices(ILLUSTRATIVE) + head) * 2
     cache = _cache_elements(ILLUSTRATIVE, 1000, 4) * 2
     new = _cache_elements(ILLUSTRATIVE, 1, 4) * 2
     assert step.bytes == weights + cache + new
@@ -141,7 +143,8 @@ def test_prefill_is_compute_bound_and_counts_causal_attention():
 def test_max_batch_fills_hbm_and_no_more():
     h100 = chip("H100-SXM")
     n = inference.max_batch(ILLUSTRATIVE, 8192, h100)
-    weights = ILLUSTRATIVE.weight_bytes()
+    # held in HBM: the layers, the embedding table and the (untied) LM head
+    weights = (ILLUSTRATIVE.weight_params + 2 * 128_000 * 4096) * 2
     per_seq = ILLUSTRATIVE.kv_bytes_per_token() * 8192
     assert weights + n * per_seq <= h100.hbm_bytes < weights + (n + 1) * per_seq
     huge = DecoderConfig(200, 32768, 256, 8, 128, 131072)
@@ -210,3 +213,101 @@ def test_errors_name_the_value_and_the_range():
         inference.kv_cache_bytes(1, 1, 1, 1, -1)
     with pytest.raises(TypeError, match="gated_mlp"):
         DecoderConfig(1, 8, 2, 1, 4, 8, gated_mlp="no")
+
+
+# ------------------------------------------------------------------- LM head and embeddings
+
+
+def test_the_lm_head_is_read_every_step_and_the_embedding_only_held():
+    d, v = ILLUSTRATIVE.d_model, ILLUSTRATIVE.vocab_size
+    assert ILLUSTRATIVE.lm_head_params == ILLUSTRATIVE.embedding_params == v * d
+    assert ILLUSTRATIVE.step_weight_params == ILLUSTRATIVE.weight_params + v * d
+    assert ILLUSTRATIVE.total_params == ILLUSTRATIVE.weight_params + 2 * v * d
+    tied = DecoderConfig(32, 4096, 32, 8, 128, 12288, vocab_size=v, tied_embeddings=True)
+    assert tied.total_params == tied.weight_params + v * d
+    assert tied.step_weight_params == ILLUSTRATIVE.step_weight_params
+    # the review's figure: 128k × 4096 × 2 B ≈ 1.05 GB, about 8 % of the layers' 12.3 GB
+    assert ILLUSTRATIVE.lm_head_params * 2 == pytest.approx(1.05e9, rel=0.01)
+    share = ILLUSTRATIVE.lm_head_params / ILLUSTRATIVE.weight_params
+    assert share == pytest.approx(0.085, abs=0.001)
+    # decode: logits for every new token; prefill: for each sequence's last token only
+    step = inference.decode_step(ILLUSTRATIVE, 3, 100, "H100-SXM")
+    assert step.weight_flops == 2 * 3 * (ILLUSTRATIVE.weight_params + v * d)
+    pre = inference.prefill_step(ILLUSTRATIVE, 3, 100, "H100-SXM")
+    assert pre.weight_flops == 2 * (300 * ILLUSTRATIVE.weight_params + 3 * v * d)
+    no_vocab = ILLUSTRATIVE.with_kv_heads(8).__class__(32, 4096, 32, 8, 128, 12288)
+    assert no_vocab.step_weight_params == no_vocab.weight_params
+
+
+# -------------------------------------------------------------------- quantized weights
+
+
+def test_quantized_bytes_per_weight():
+    assert inference.quantized_bytes_per_weight(8) == 1.0
+    assert inference.quantized_bytes_per_weight(4, 32, 4) == 0.5 + 4 / 32  # gpt-fast int4 G32
+    assert inference.quantized_bytes_per_weight(4, 32, 1) == 0.53125  # MXFP4: E8M0 per 32
+    assert inference.quantized_bytes_per_weight(4, 16, 1) == 0.5625  # NVFP4: E4M3 per 16
+    with pytest.raises(ValueError, match="scale_bytes=2"):
+        inference.quantized_bytes_per_weight(4, None, 2)
+
+
+def test_weight_only_quantization_divides_the_weight_bytes_not_the_flops():
+    h100 = chip("H100-SXM")
+    bf16 = inference.decode_step(ILLUSTRATIVE, 1, 4096, h100)
+    int4 = inference.decode_step(ILLUSTRATIVE, 1, 4096, h100, weight_bytes_per_param=0.625)
+    assert int4.weight_bytes == pytest.approx(bf16.weight_bytes * 0.625 / 2)
+    assert int4.flops == bf16.flops and int4.kv_read_bytes == bf16.kv_read_bytes
+    assert int4.weight_intensity == pytest.approx(bf16.weight_intensity * 2 / 0.625)
+    # the weights turn compute-bound at a batch smaller by the same factor
+    tiny = 1
+    crossing = next(
+        b
+        for b in range(1, 2000)
+        if inference.decode_step(ILLUSTRATIVE, b, tiny, h100, weight_bytes_per_param=0.625).bound
+        == "compute"
+    )
+    ridge = h100.ridge_point("bf16")
+    assert crossing == pytest.approx(ridge * 0.625 / 2, rel=0.1)
+
+
+def test_verify_step_reads_the_weights_once_for_all_drafted_tokens():
+    h100 = chip("H100-SXM")
+    plain = inference.decode_step(ILLUSTRATIVE, 1, 4096, h100)
+    check = inference.verify_step(ILLUSTRATIVE, 1, 5, 4096, h100)
+    assert check.weight_bytes == plain.weight_bytes and check.tokens == 5
+    assert check.weight_flops == pytest.approx(5 * plain.weight_flops)
+    assert check.time_s == pytest.approx(plain.time_s, rel=1e-3)  # memory-bound: same bytes
+
+
+# ------------------------------------------------------------------------------------- MLA
+
+
+def test_mla_cache_per_token_is_the_papers():
+    # DeepSeek-V2 Table 1: MLA caches (d_c + d_R)·l elements = 4.5·d_h·l with d_c = 4·d_h and
+    # d_R = d_h/2; MHA caches 2·n_h·d_h·l.
+    v2 = inference.DEEPSEEK_V2
+    assert v2.kv_bytes_per_token("bf16") == 4.5 * 128 * 60 * 2
+    assert v2.mha_kv_bytes_per_token("bf16") == 2 * 128 * 128 * 60 * 2
+    v3 = inference.DEEPSEEK_V3
+    assert v3.kv_bytes_per_token("bf16") == (512 + 64) * 61 * 2 == 70_272
+
+
+def test_absorbed_mla_equals_per_head_attention_and_its_flops():
+    """Absorbing the key up-projection into the query gives the same scores as expanding the
+    latents into per-head keys; the FLOPs counted are those of the absorbed form."""
+    import numpy as np
+
+    rng = np.random.default_rng(0)
+    h, d, d_c, t = 4, 8, 16, 11
+    latents = rng.normal(size=(t, d_c))
+    w_uk = rng.normal(size=(h, d_c, d))  # latent → per-head key
+    q = rng.normal(size=(h, d))
+    expanded = np.einsum("hd,htd->ht", q, np.einsum("tc,hcd->htd", latents, w_uk))
+    absorbed = np.einsum("hc,tc->ht", np.einsum("hd,hcd->hc", q, w_uk), latents)
+    assert np.allclose(expanded, absorbed)
+    d_r = 4
+    cost = inference.mla_decode_attention_cost(2, h, t, d_c, d_r, "bf16")
+    assert cost.flops == 2 * h * t * (2 * (d_c + d_r) + 2 * d_c) / 2 * 2  # batch 2
+    assert cost.bytes_read == 2 * (2 * t * (d_c + d_r) + 2 * h * (d_c + d_r))
+    big = inference.mla_decode_attention_cost(1, 128, 32768, 512, 64, "bf16").intensity
+    assert big == pytest.approx(128 * (4 * 512 + 2 * 64) / (576 * 2), rel=0.01)

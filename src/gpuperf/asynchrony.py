@@ -28,8 +28,11 @@ tile's intensity 2·BM·BN / ((BM + BN)·bytes) over the chip's ridge point, so 
 smaller of the two and the tile shape decides which one is left.
 
 Limits: no latency (a load is modelled as pure bandwidth; hiding latency is what the extra
-pipeline stages are for), no L2 reuse between tiles (real loads are often cheaper), no
-epilogue, and every SM busy. It is a model of the ceiling, not a timing; nothing here ran.
+pipeline stages are for); L2 reuse between tiles only as the ``reuse`` factor, with L2 assumed
+to keep up; no epilogue; every SM busy. The serial baseline is one CTA per SM whose warps wait
+for their own loads: with several CTAs (or more warps) resident per SM, occupancy hides part of
+that wait without asynchronous copies (chapter 1.1), so real kernels gain less than the model's
+ratio. It is a model of the ceiling, not a timing; nothing here ran.
 """
 
 # ruff: noqa: E501  (the generated table at the end has one long line per compile)
@@ -75,7 +78,12 @@ MAX_INSTRUCTIONS = 1 << 20
 
 #: The instruction families the chapter counts, in table order.
 FAMILIES: tuple[Family, ...] = (
-    Family("mma_sync", "mma.sync", ("mma.sync",), "warp-wide tensor-core MMA (waits for result)"),
+    Family(
+        "mma_sync",
+        "mma.sync",
+        ("mma.sync",),
+        "tensor-core MMA issued by a whole warp together (.sync); result in registers",
+    ),
     Family("wgmma", "wgmma.mma_async", ("wgmma.mma_async",), "warpgroup MMA, asynchronous"),
     Family(
         "wgmma_sync",

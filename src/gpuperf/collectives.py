@@ -44,10 +44,31 @@ time, as they become ready: small buckets pay t₀ many times; one big bucket ca
 the backward ends. :func:`exposed_time` is the one-line version: max(0, comm − overlappable
 compute).
 
-Limits: one flat ring or tree over identical links; no contention, no hierarchy (NCCL runs
-collectives hierarchically across nodes), no in-switch reduction (NVLink SHARP lifts an H100
-node's measured all-reduce bus bandwidth above the link speed), and communication kernels are
-assumed not to slow the computation they overlap with.
+**Sharded data parallelism** (ZeRO, Rajbhandari et al. 2020; PyTorch FSDP, Zhao et al. 2023).
+:func:`data_parallel_step` lists the collectives one training step needs per ZeRO stage and
+times them with :func:`collective_time`. Stages 1 and 2 shard the optimizer state (and the
+gradients) and replace the all-reduce by a reduce-scatter of the gradients and an all-gather
+of the updated weights: the same bytes, 2Ψ·(p − 1)/p per rank for Ψ bytes of parameters.
+Stage 3 (FSDP's full sharding) also shards the weights, so they are gathered before each
+layer's forward *and again* before its backward: 3Ψ·(p − 1)/p, 1.5 times the traffic.
+
+**Two levels and in-network reduction.** :func:`hierarchical_allreduce` reduces in two levels:
+a reduce-scatter inside each node (fast links), an all-reduce of each GPU's 1/g share across
+the nodes (one NIC per GPU), an all-gather inside the node, pipelined over chunks so that both
+levels' links work at once. Each NIC then carries 2(n − 1)/n · S/g bytes instead of the
+2(p − 1)/p · S of one flat ring through it; NCCL gets the same per-NIC load by running one
+ring per NIC. With ``in_network=True`` the switches add
+the shares as they pass (InfiniBand SHARP, NVLink SHARP): each GPU sends its share once and
+receives the sum once, S/g per NIC, half the ring's bytes.
+
+**Mixture-of-experts all-to-all.** :func:`moe_all_to_all` counts what expert parallelism moves
+per layer: every token is sent to the ranks holding its experts (dispatch) and the expert
+outputs are sent back (combine); with uniform routing over p ranks a (p − 1)/p share of the
+copies leaves the rank.
+
+Limits: one flat ring or tree over identical links (or two levels of them); no contention; an
+in-switch reduction only where asked for; and, except in :mod:`gpuperf.nccl`, communication
+kernels are assumed not to slow the computation they overlap with.
 """
 
 from __future__ import annotations
@@ -57,8 +78,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ._validate import choice, name_string, positive_float, positive_int
+from ._validate import choice, flag, name_string, positive_float, positive_int
 from .hardware import NETWORK_BANDWIDTH, chip
+from .units import bytes_per_element
 
 #: Collectives whose bus-bandwidth factor nccl-tests defines (and this module converts).
 COLLECTIVES: tuple[str, ...] = ("all-reduce", "all-gather", "reduce-scatter", "all-to-all")
@@ -66,6 +88,12 @@ COLLECTIVES: tuple[str, ...] = ("all-reduce", "all-gather", "reduce-scatter", "a
 MODELLED_COLLECTIVES: tuple[str, ...] = ("all-reduce", "all-gather", "reduce-scatter")
 #: Algorithms of the cost model; ``"tree"`` is an all-reduce algorithm only.
 ALGORITHMS: tuple[str, ...] = ("ring", "tree")
+#: PyTorch DDP's gradient buckets (``torch/nn/parallel/distributed.py``): ``bucket_cap_mb``
+#: defaults to 25 MiB, and with the defaults the *first* bucket — the last layers' gradients,
+#: ready first — is capped at ``torch.distributed._DEFAULT_FIRST_BUCKET_BYTES`` = 1 MiB so its
+#: all-reduce starts early.
+DDP_BUCKET_CAP_BYTES = 25 * 1024**2
+DDP_FIRST_BUCKET_BYTES = 1024**2
 
 
 def _collective(collective: object, options: tuple[str, ...] = COLLECTIVES) -> str:
@@ -374,6 +402,301 @@ def bucketed_allreduce(
     return BucketedAllReduce(gradient_bytes, n_buckets, bucket_time_s, backward_s)
 
 
+# ------------------------------------------------------------------ sharded data parallelism
+
+#: ZeRO stages: 0 is plain data parallelism (DDP), 3 shards the weights too (FSDP FULL_SHARD).
+ZERO_STAGES: tuple[int, ...] = (0, 1, 2, 3)
+
+
+def data_parallel_collectives(stage: int) -> tuple[tuple[str, str], ...]:
+    """The collectives of one data-parallel training step at ZeRO ``stage``: (collective, why).
+
+    Stage 0 all-reduces the gradients. Stages 1 and 2 keep 1/p of the optimizer state (and of
+    the gradients) per rank: a reduce-scatter leaves each rank the summed gradients of its
+    shard, and an all-gather hands the updated weights to everyone. Stage 3 keeps 1/p of the
+    weights as well, so each layer's weights are all-gathered before its forward and, having
+    been freed, again before its backward (Rajbhandari et al. 2020, §7; FSDP FULL_SHARD).
+    """
+    stage = choice("stage", stage, ZERO_STAGES)
+    if stage == 0:
+        return (("all-reduce", "gradients, after the backward pass"),)
+    if stage in (1, 2):
+        return (
+            ("reduce-scatter", "gradients: each rank keeps the sum for its shard"),
+            ("all-gather", "updated weights, after the optimizer step"),
+        )
+    return (
+        ("all-gather", "weights of each layer, before its forward"),
+        ("all-gather", "the same weights again, before its backward"),
+        ("reduce-scatter", "gradients, after each layer's backward"),
+    )
+
+
+@dataclass(frozen=True)
+class DataParallelStep:
+    """The communication of one data-parallel step: one :class:`CollectiveTime` per collective
+    of :func:`data_parallel_collectives`, all over the same ranks and link."""
+
+    stage: int
+    parts: tuple[CollectiveTime, ...]
+    purposes: tuple[str, ...]
+
+    def __post_init__(self) -> None:
+        choice("stage", self.stage, ZERO_STAGES)
+        if not isinstance(self.parts, tuple) or not all(
+            isinstance(part, CollectiveTime) for part in self.parts
+        ):
+            raise TypeError(f"parts={self.parts!r} must be a tuple of CollectiveTime")
+        if not isinstance(self.purposes, tuple) or len(self.purposes) != len(self.parts):
+            raise ValueError(f"purposes={self.purposes!r} must name each of the parts")
+
+    @property
+    def time_s(self) -> float:
+        """The collectives one after the other (none overlapped with compute)."""
+        return sum(part.time_s for part in self.parts)
+
+    @property
+    def bytes_per_rank(self) -> float:
+        return sum(part.bytes_per_rank for part in self.parts)
+
+    @property
+    def traffic_per_byte(self) -> float:
+        """Bytes each rank sends per byte of parameters: 2(p − 1)/p, or 3(p − 1)/p at stage 3."""
+        return sum(part.traffic_per_byte for part in self.parts)
+
+
+def data_parallel_step(
+    parameter_bytes: float,
+    ranks: int,
+    link_bandwidth: float,
+    step_latency_s: float,
+    stage: int = 0,
+) -> DataParallelStep:
+    """α–β time of the collectives of one data-parallel step at ZeRO ``stage`` (ring).
+
+    ``parameter_bytes`` is Ψ, the model's weights (and gradients) in bytes. 2 GB on 8 ranks of
+    450 GB/s with α ≈ 0.92 µs: stage 0–2 ≈ 7.79 ms, stage 3 ≈ 11.69 ms (1.5 ×).
+    """
+    parameter_bytes = positive_float("parameter_bytes", parameter_bytes, allow_zero=True)
+    purposes = data_parallel_collectives(stage)
+    parts = tuple(
+        collective_time(name, parameter_bytes, ranks, link_bandwidth, step_latency_s)
+        for name, _ in purposes
+    )
+    return DataParallelStep(int(stage), parts, tuple(why for _, why in purposes))
+
+
+# ------------------------------------------------------------- hierarchical and in-network
+
+
+@dataclass(frozen=True)
+class HierarchicalAllReduce:
+    """A two-level all-reduce: reduce-scatter in the node, all-reduce across nodes of each
+    GPU's 1/g share, all-gather in the node (g = ``gpus_per_node``, n = ``nodes``).
+
+    The levels are pipelined over chunks, as NCCL runs them: the in-node links and the NICs
+    work at the same time, so the time is the latency terms plus the *larger* of the two
+    levels' bandwidth terms (:attr:`sequential_s` adds them instead).
+    """
+
+    message_bytes: float
+    gpus_per_node: int
+    nodes: int
+    intra_bandwidth: float
+    inter_bandwidth: float
+    intra_latency_s: float
+    inter_latency_s: float
+    in_network: bool
+
+    def __post_init__(self) -> None:
+        positive_float("message_bytes", self.message_bytes, allow_zero=True)
+        positive_int("gpus_per_node", self.gpus_per_node, 1, MAX_GPUS_PER_NODE)
+        positive_int("nodes", self.nodes, 1)
+        if self.gpus_per_node * self.nodes < 2:
+            raise ValueError(
+                f"gpus_per_node={self.gpus_per_node} × nodes={self.nodes} must be ≥ 2 ranks"
+            )
+        positive_float("intra_bandwidth", self.intra_bandwidth)
+        positive_float("inter_bandwidth", self.inter_bandwidth)
+        positive_float("intra_latency_s", self.intra_latency_s, allow_zero=True)
+        positive_float("inter_latency_s", self.inter_latency_s, allow_zero=True)
+        flag("in_network", self.in_network)
+
+    @property
+    def ranks(self) -> int:
+        return self.gpus_per_node * self.nodes
+
+    @property
+    def share_bytes(self) -> float:
+        """Each GPU's share after the in-node reduce-scatter: S / g."""
+        return self.message_bytes / self.gpus_per_node
+
+    @property
+    def intra_bytes_per_gpu(self) -> float:
+        """Bytes each GPU sends inside the node: reduce-scatter + all-gather, 2(g − 1)/g · S."""
+        g = self.gpus_per_node
+        return 2 * (g - 1) / g * self.message_bytes
+
+    @property
+    def inter_bytes_per_gpu(self) -> float:
+        """Bytes each GPU's NIC sends across nodes: 2(n − 1)/n · S/g (ring), S/g in-network."""
+        if self.nodes == 1:
+            return 0.0
+        if self.in_network:
+            return self.share_bytes
+        return 2 * (self.nodes - 1) / self.nodes * self.share_bytes
+
+    @property
+    def latency_s(self) -> float:
+        """2(g − 1) in-node steps, and 2(n − 1) ring steps across nodes (2 in-network: up to
+        the switch and back)."""
+        inter_steps = 0 if self.nodes == 1 else 2 if self.in_network else 2 * (self.nodes - 1)
+        return (
+            2 * (self.gpus_per_node - 1) * self.intra_latency_s
+            + inter_steps * self.inter_latency_s
+        )
+
+    @property
+    def intra_bandwidth_s(self) -> float:
+        return self.intra_bytes_per_gpu / self.intra_bandwidth
+
+    @property
+    def inter_bandwidth_s(self) -> float:
+        return self.inter_bytes_per_gpu / self.inter_bandwidth
+
+    @property
+    def time_s(self) -> float:
+        """Pipelined: latency + max(in-node bandwidth term, cross-node bandwidth term)."""
+        return self.latency_s + max(self.intra_bandwidth_s, self.inter_bandwidth_s)
+
+    @property
+    def sequential_s(self) -> float:
+        """The three phases one after the other: latency + both bandwidth terms."""
+        return self.latency_s + self.intra_bandwidth_s + self.inter_bandwidth_s
+
+    @property
+    def bottleneck(self) -> str:
+        """The level whose links set the pipelined time: ``"node"`` or ``"network"``."""
+        return "network" if self.inter_bandwidth_s > self.intra_bandwidth_s else "node"
+
+    @property
+    def algorithm_bandwidth(self) -> float:
+        return self.message_bytes / self.time_s if self.time_s else 0.0
+
+    @property
+    def bus_bandwidth(self) -> float:
+        """What nccl-tests would print: algbw · 2(p − 1)/p over all g·n ranks."""
+        return self.algorithm_bandwidth * bus_bandwidth_factor("all-reduce", self.ranks)
+
+
+#: Largest number of GPUs in one node the model accepts (NVL72 racks have 72).
+MAX_GPUS_PER_NODE = 72
+
+
+def hierarchical_allreduce(
+    message_bytes: float,
+    gpus_per_node: int,
+    nodes: int,
+    intra_bandwidth: float,
+    inter_bandwidth: float,
+    intra_latency_s: float = 0.0,
+    inter_latency_s: float = 0.0,
+    in_network: bool = False,
+) -> HierarchicalAllReduce:
+    """Two-level all-reduce of ``message_bytes`` over ``gpus_per_node`` × ``nodes`` GPUs.
+
+    ``intra_bandwidth`` is each GPU's link inside the node (NVLink), ``inter_bandwidth`` its
+    NIC, both bytes/s per direction; the latencies are α per ring step at each level.
+    ``in_network``: the switches reduce (SHARP), so the cross-node phase sends S/g once.
+    """
+    return HierarchicalAllReduce(
+        message_bytes=positive_float("message_bytes", message_bytes, allow_zero=True),
+        gpus_per_node=positive_int("gpus_per_node", gpus_per_node, 1, MAX_GPUS_PER_NODE),
+        nodes=positive_int("nodes", nodes, 1),
+        intra_bandwidth=positive_float("intra_bandwidth", intra_bandwidth),
+        inter_bandwidth=positive_float("inter_bandwidth", inter_bandwidth),
+        intra_latency_s=positive_float("intra_latency_s", intra_latency_s, allow_zero=True),
+        inter_latency_s=positive_float("inter_latency_s", inter_latency_s, allow_zero=True),
+        in_network=flag("in_network", in_network),
+    )
+
+
+# ------------------------------------------------------------------ mixture-of-experts
+
+
+@dataclass(frozen=True)
+class MoEAllToAll:
+    """Bytes and time of one MoE layer's dispatch and combine on one rank (uniform routing)."""
+
+    tokens: int
+    d_model: int
+    copies_per_token: int
+    ranks: int
+    dispatch_bytes_per_element: float
+    combine_bytes_per_element: float
+    bandwidth: float
+
+    def __post_init__(self) -> None:
+        for name in ("tokens", "d_model", "copies_per_token"):
+            positive_int(name, getattr(self, name))
+        _ranks(self.ranks)
+        positive_float("dispatch_bytes_per_element", self.dispatch_bytes_per_element)
+        positive_float("combine_bytes_per_element", self.combine_bytes_per_element)
+        positive_float("bandwidth", self.bandwidth)
+
+    @property
+    def remote_fraction(self) -> float:
+        """Share of the copies whose expert lives on another rank: (p − 1)/p."""
+        return (self.ranks - 1) / self.ranks
+
+    @property
+    def dispatch_bytes(self) -> float:
+        """Bytes this rank sends out: tokens · copies · d_model · bytes · (p − 1)/p."""
+        elements = float(self.tokens) * self.copies_per_token * self.d_model
+        return elements * self.dispatch_bytes_per_element * self.remote_fraction
+
+    @property
+    def combine_bytes(self) -> float:
+        """Bytes of expert outputs sent back (the same count, in the combine precision)."""
+        elements = float(self.tokens) * self.copies_per_token * self.d_model
+        return elements * self.combine_bytes_per_element * self.remote_fraction
+
+    @property
+    def bytes(self) -> float:
+        return self.dispatch_bytes + self.combine_bytes
+
+    @property
+    def time_s(self) -> float:
+        """Bytes sent to other ranks over ``bandwidth`` (an all-to-all's busbw)."""
+        return self.bytes / self.bandwidth
+
+
+def moe_all_to_all(
+    tokens: int,
+    d_model: int,
+    copies_per_token: int,
+    ranks: int,
+    bandwidth: float,
+    dispatch_precision: str = "bf16",
+    combine_precision: str = "bf16",
+) -> MoEAllToAll:
+    """Expert-parallel dispatch + combine of one MoE layer for ``tokens`` tokens on one rank.
+
+    ``copies_per_token`` is how many destinations each token is sent to: its top-k experts, or
+    fewer when copies bound for one node are sent once and forwarded there. ``bandwidth`` is
+    the rate at which a rank sends to the others (nccl-tests' all-to-all busbw).
+    """
+    return MoEAllToAll(
+        tokens=positive_int("tokens", tokens),
+        d_model=positive_int("d_model", d_model),
+        copies_per_token=positive_int("copies_per_token", copies_per_token),
+        ranks=_ranks(ranks),
+        dispatch_bytes_per_element=bytes_per_element(dispatch_precision),
+        combine_bytes_per_element=bytes_per_element(combine_precision),
+        bandwidth=positive_float("bandwidth", bandwidth),
+    )
+
+
 @dataclass(frozen=True)
 class Link:
     """A link a rank sends over: ``bandwidth`` bytes/s per direction, from the hardware table."""
@@ -414,19 +737,30 @@ def links() -> tuple[Link, ...]:
 __all__ = [
     "ALGORITHMS",
     "COLLECTIVES",
+    "DDP_BUCKET_CAP_BYTES",
+    "DDP_FIRST_BUCKET_BYTES",
+    "MAX_GPUS_PER_NODE",
     "MODELLED_COLLECTIVES",
+    "ZERO_STAGES",
     "BucketedAllReduce",
     "CollectiveTime",
+    "DataParallelStep",
+    "HierarchicalAllReduce",
     "Link",
+    "MoEAllToAll",
     "algorithm_bandwidth",
     "bucketed_allreduce",
     "bus_bandwidth",
     "bus_bandwidth_factor",
     "collective_time",
     "collective_time_curve",
+    "data_parallel_collectives",
+    "data_parallel_step",
     "exposed_time",
     "half_bandwidth_message_bytes",
+    "hierarchical_allreduce",
     "links",
+    "moe_all_to_all",
     "ring_tree_crossover_bytes",
     "step_latency_from_collective_latency",
     "steps",

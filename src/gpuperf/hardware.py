@@ -58,6 +58,21 @@ TENSOR_FLOP_PER_CLOCK_PER_SM: Mapping[tuple[int, int], tuple[int, str]] = Mappin
     {(7, 0): (1024, "V100-WP"), (8, 0): (2048, "STAS"), (9, 0): (4096, "STAS")}
 )
 
+#: Blackwell's tensor memory, per SM (one CTA's allocation space): lanes × columns of 32-bit
+#: cells, by compute capability, with the source. PTX ISA, "Tensor Memory": 128 lanes and 512
+#: columns per CTA on sm_100, allocated in whole columns (powers of two from 32): 256 KiB.
+TENSOR_MEMORY_PER_SM: Mapping[tuple[int, int], tuple[int, int, str]] = MappingProxyType(
+    {(10, 0): (128, 512, "PTX-ISA")}
+)
+
+#: Special-function (MUFU: exp2, log2, rcp, sin, …) throughput, the rate softmax's exponentials
+#: run at, where a source states it: FlashAttention-3 §3.1 gives the H100 SXM5 "3.9 TFLOPS of
+#: special functions" against 989 TFLOPS of FP16 matmul (16 per clock per SM at the 1.83 GHz
+#: of the tensor peak). (operations/s, source).
+SPECIAL_FUNCTION_OPS_PER_S: Mapping[str, tuple[float, str]] = MappingProxyType(
+    {"H100-SXM": (3.9e12, "FA3")}
+)
+
 _T, _G = 1e12, 1e9
 
 
@@ -774,7 +789,9 @@ __all__ = [
     "NVLINK_BIDIRECTIONAL",
     "PCIE_GB_PER_S_PER_LANE",
     "SHARED_MEMORY_BYTES_PER_CLOCK_PER_SM",
+    "SPECIAL_FUNCTION_OPS_PER_S",
     "TENSOR_FLOP_PER_CLOCK_PER_SM",
+    "TENSOR_MEMORY_PER_SM",
     "WARP_SIZE",
     "Chip",
     "chip",

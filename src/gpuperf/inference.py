@@ -32,11 +32,31 @@ with the logsumexp rescaling of the online softmax. :func:`split_kv` counts the 
 (:func:`gpuperf.tiling.waves`) and the extra bytes of the combine step;
 :mod:`gpuperf.kernels.decode_attention` implements it.
 
-Limits: one new token per sequence per step (no speculative decoding), equal context lengths in
-a batch, no paging; activations, norms, embeddings and the logits are left out of the traffic
-(small next to the weights and the cache for the sizes shown). Times are roofline lower
-bounds, max(T_math, T_memory), not measurements. Model shapes here are the caller's; the
-chapter's :data:`ILLUSTRATIVE` model is a made-up shape of a common size, not a published one.
+**The LM head.** The weights a step reads are the layers' *and* the output projection to the
+vocabulary (the LM head, vocab × d_model), which every decode step reads in full; the
+embedding table is only looked up (one row per token), so it costs memory, not traffic.
+:attr:`DecoderConfig.step_weight_params` counts the first, :attr:`DecoderConfig.total_params`
+everything held in HBM.
+
+**Fewer bytes per weight and per cached token.** ``weight_bytes_per_param`` stores the weights
+in fewer bytes than the compute precision (weight-only quantization, dequantized on the fly):
+:func:`quantized_bytes_per_weight` counts the bits and the per-group scales. ``kv_precision``
+stores the cache in fewer bytes. Both shrink the bytes of a memory-bound step and move its
+intensity right; the FLOPs do not change.
+
+**Multi-head latent attention** (MLA, DeepSeek-V2/V3) caches one compressed latent vector of
+``kv_lora_rank`` plus a decoupled RoPE key of ``rope_head_dim`` per token and layer, shared by
+all heads (:class:`MLAConfig`, :func:`mla_decode_attention_cost`): the cache shrinks to
+(d_c + d_R) elements per token and layer, and, with the up-projections absorbed into the query
+and the output, decode attention does 2·heads·(2·d_c + d_R) FLOPs per cached token against
+(d_c + d_R)·bytes — an intensity near the ridge point, where GQA's stays near 2·group/bytes.
+
+Limits: equal context lengths in a batch; activations, norms and the embedding lookup are left
+out of the traffic (small next to the weights and the cache for the sizes shown). Times are
+roofline lower bounds, max(T_math, T_memory), not measurements. Model shapes here are the
+caller's; the chapter's :data:`ILLUSTRATIVE` model is a made-up shape of a common size, not a
+published one. Paging, continuous batching, speculative decoding and launch overhead are in
+:mod:`gpuperf.serving`.
 """
 
 from __future__ import annotations
@@ -48,8 +68,9 @@ from .cost import OpCost
 from .hardware import Chip, chip
 from .units import bytes_per_element, check_precision
 
-#: Phases of generation.
-PHASES = ("prefill", "decode")
+#: Phases of generation: ``"verify"`` is a speculative-decoding step that runs several drafted
+#: tokens per sequence through the model at once (:mod:`gpuperf.serving`).
+PHASES = ("prefill", "decode", "verify")
 #: Default keys/values per CTA step of the split-KV kernel (its BLOCK_N).
 DEFAULT_BLOCK_N = 64
 #: The combine step's partial results are fp32 (4 bytes): output, running max and running sum.
@@ -111,7 +132,9 @@ class DecoderConfig:
 
     ``weight_params`` counts the attention projections (Q and O: d_model × heads·head_dim;
     K and V: d_model × kv_heads·head_dim) and the MLP (three d_model × d_ff matrices when
-    ``gated_mlp``, two otherwise) of every layer; embeddings, norms and biases are left out.
+    ``gated_mlp``, two otherwise) of every layer; the embedding table and the LM head
+    (``vocab_size`` × d_model each, one matrix if ``tied_embeddings``) are counted separately,
+    norms and biases not at all. ``vocab_size=0`` leaves the vocabulary out entirely.
     """
 
     n_layers: int
@@ -122,10 +145,16 @@ class DecoderConfig:
     d_ff: int
     gated_mlp: bool = True
     name: str = "decoder"
+    vocab_size: int = 0
+    tied_embeddings: bool = False
 
     def __post_init__(self) -> None:
         for label in ("n_layers", "d_model", "head_dim", "d_ff"):
             object.__setattr__(self, label, positive_int(label, getattr(self, label)))
+        object.__setattr__(
+            self, "vocab_size", positive_int("vocab_size", self.vocab_size, minimum=0)
+        )
+        object.__setattr__(self, "tied_embeddings", flag("tied_embeddings", self.tied_embeddings))
         n_heads, n_kv_heads = _heads(self.n_heads, self.n_kv_heads)
         object.__setattr__(self, "n_heads", n_heads)
         object.__setattr__(self, "n_kv_heads", n_kv_heads)
@@ -143,13 +172,43 @@ class DecoderConfig:
 
     @property
     def weight_params(self) -> float:
-        """Weights of all layers (embeddings, norms and biases left out)."""
+        """Weights of the transformer layers only (no embedding, LM head, norms or biases)."""
         attn = self.d_model * self.head_dim * (2 * self.n_heads + 2 * self.n_kv_heads)
         mlp = (3 if self.gated_mlp else 2) * self.d_model * self.d_ff
         return float(self.n_layers) * (attn + mlp)
 
+    @property
+    def lm_head_params(self) -> float:
+        """The output projection to the vocabulary: vocab_size × d_model (read every step)."""
+        return float(self.vocab_size) * self.d_model
+
+    @property
+    def embedding_params(self) -> float:
+        """The input embedding table: vocab_size × d_model (looked up, one row per token)."""
+        return float(self.vocab_size) * self.d_model
+
+    @property
+    def step_weight_params(self) -> float:
+        """Weights a decode step reads in full: the layers and the LM head."""
+        return self.weight_params + self.lm_head_params
+
+    @property
+    def total_params(self) -> float:
+        """Every weight held in memory: layers, embedding, and the LM head unless tied."""
+        head = 0.0 if self.tied_embeddings else self.lm_head_params
+        return self.weight_params + self.embedding_params + head
+
     def weight_bytes(self, precision: str = "bf16") -> float:
+        """Bytes of the layers' weights (see :meth:`step_weight_bytes`, :meth:`total_bytes`)."""
         return self.weight_params * bytes_per_element(precision)
+
+    def step_weight_bytes(self, precision: str = "bf16") -> float:
+        """Bytes of weights one decode step reads: layers and LM head."""
+        return self.step_weight_params * bytes_per_element(precision)
+
+    def total_bytes(self, precision: str = "bf16") -> float:
+        """Bytes of every weight held in HBM (:attr:`total_params`)."""
+        return self.total_params * bytes_per_element(precision)
 
     def kv_bytes_per_token(self, precision: str = "bf16") -> float:
         return kv_bytes_per_token(self.n_layers, self.n_kv_heads, self.head_dim, precision)
@@ -159,17 +218,17 @@ class DecoderConfig:
         n_heads, n_kv_heads = _heads(self.n_heads, n_kv_heads)
         return DecoderConfig(
             self.n_layers, self.d_model, n_heads, n_kv_heads, self.head_dim, self.d_ff,
-            self.gated_mlp, self.name,
+            self.gated_mlp, self.name, self.vocab_size, self.tied_embeddings,
         )  # fmt: skip
 
 
-#: An illustrative model, not any published model's configuration (none is sourced in this
-#: course): 32 layers, d_model 4096, 32 query heads of 128, 8 KV heads (GQA, group 4) and a
-#: gated MLP of width 12288 — about six billion weights. Every number the chapter derives from
-#: it is a consequence of these chosen shapes.
+#: An illustrative model, not any published model's configuration: 32 layers, d_model 4096,
+#: 32 query heads of 128, 8 KV heads (GQA, group 4), a gated MLP of width 12288 — about six
+#: billion layer weights — and a vocabulary of 128,000 tokens with an untied embedding and LM
+#: head. Every number the chapter derives from it is a consequence of these chosen shapes.
 ILLUSTRATIVE = DecoderConfig(
     n_layers=32, d_model=4096, n_heads=32, n_kv_heads=8, head_dim=128, d_ff=12288,
-    gated_mlp=True, name="illustrative decoder",
+    gated_mlp=True, name="illustrative decoder", vocab_size=128_000,
 )  # fmt: skip
 
 
@@ -309,6 +368,13 @@ def _config(config: object) -> DecoderConfig:
     return config
 
 
+def _weight_size(precision: str, weight_bytes_per_param: object) -> float:
+    """Bytes per stored weight: the compute precision's, or a quantized format's."""
+    if weight_bytes_per_param is None:
+        return bytes_per_element(precision)
+    return positive_float("weight_bytes_per_param", weight_bytes_per_param, maximum=8.0)
+
+
 def _step(
     phase: str,
     config: DecoderConfig,
@@ -318,10 +384,15 @@ def _step(
     the_chip: Chip,
     precision: str,
     kv_precision: str | None,
+    weight_bytes_per_param: float | None = None,
 ) -> InferenceStep:
     kv_precision = precision if kv_precision is None else check_precision(kv_precision)
     per_token = config.kv_bytes_per_token(kv_precision)
+    weight_size = _weight_size(precision, weight_bytes_per_param)
     tokens = batch * new_tokens
+    # Logits: prefill needs them for each sequence's last token only; decode and verify steps
+    # for every token they process.
+    logit_tokens = batch if phase == "prefill" else tokens
     # Causal attention of each new token to the context before it and to the new tokens up to
     # itself: Σ over new tokens of (context + i), i = 1..new_tokens.
     attended = new_tokens * context_len + new_tokens * (new_tokens + 1) / 2
@@ -333,10 +404,10 @@ def _step(
         context_len=context_len,
         chip_name=the_chip.name,
         precision=precision,
-        weight_bytes=config.weight_bytes(precision),
+        weight_bytes=config.step_weight_params * weight_size,
         kv_read_bytes=per_token * batch * context_len,
         kv_write_bytes=per_token * tokens,
-        weight_flops=2.0 * config.weight_params * tokens,
+        weight_flops=2.0 * (config.weight_params * tokens + config.lm_head_params * logit_tokens),
         attention_flops=attention_flops,
         peak_flops_per_s=the_chip.peak_flops(precision),
         bandwidth=the_chip.hbm_bandwidth,
@@ -351,18 +422,53 @@ def decode_step(
     precision: str = "bf16",
     *,
     kv_precision: str | None = None,
+    weight_bytes_per_param: float | None = None,
 ) -> InferenceStep:
     """One decode step: one new token for each of ``batch`` sequences of ``context_len`` tokens.
 
-    Reads all weights once and every sequence's cache; ``kv_precision`` (default: ``precision``)
-    is the cache's storage precision.
+    Reads all weights once (the layers and the LM head) and every sequence's cache;
+    ``kv_precision`` (default: ``precision``) is the cache's storage precision and
+    ``weight_bytes_per_param`` (default: ``precision``'s size) the weights' stored size
+    (:func:`quantized_bytes_per_weight`); the math runs in ``precision``.
     """
     config = _config(config)
     the_chip = chip(chip_name)
     precision = check_precision(precision)
     batch = positive_int("batch", batch)
     context_len = positive_int("context_len", context_len)
-    return _step("decode", config, batch, 1, context_len, the_chip, precision, kv_precision)
+    return _step(
+        "decode", config, batch, 1, context_len, the_chip, precision, kv_precision,
+        weight_bytes_per_param,
+    )  # fmt: skip
+
+
+def verify_step(
+    config: DecoderConfig,
+    batch: int,
+    new_tokens: int,
+    context_len: int,
+    chip_name: str | Chip,
+    precision: str = "bf16",
+    *,
+    kv_precision: str | None = None,
+    weight_bytes_per_param: float | None = None,
+) -> InferenceStep:
+    """A speculative-decoding verification: ``new_tokens`` drafted tokens per sequence checked
+    in one forward pass on top of ``context_len`` cached ones (weights read once for all)."""
+    config = _config(config)
+    the_chip = chip(chip_name)
+    precision = check_precision(precision)
+    batch = positive_int("batch", batch)
+    new_tokens = positive_int("new_tokens", new_tokens, 1, MAX_VERIFY_TOKENS)
+    context_len = positive_int("context_len", context_len)
+    return _step(
+        "verify", config, batch, new_tokens, context_len, the_chip, precision, kv_precision,
+        weight_bytes_per_param,
+    )  # fmt: skip
+
+
+#: Most drafted tokens one verification step accepts.
+MAX_VERIFY_TOKENS = 64
 
 
 def prefill_step(
@@ -394,20 +500,124 @@ def max_batch(
     precision: str = "bf16",
     *,
     kv_precision: str | None = None,
+    weight_bytes_per_param: float | None = None,
 ) -> int:
     """Largest batch whose weights and KV caches (``context_len`` tokens each) fit in HBM.
 
-    0 when the weights alone do not fit. Ignores activations and the framework's own memory.
+    The weights are all of them (:attr:`DecoderConfig.total_params`: layers, embedding, LM
+    head). 0 when the weights alone do not fit. Ignores activations and the framework's own
+    memory.
     """
     config = _config(config)
     the_chip = chip(chip_name)
     precision = check_precision(precision)
     kv_precision = precision if kv_precision is None else check_precision(kv_precision)
     context_len = positive_int("context_len", context_len)
-    free = the_chip.hbm_bytes - config.weight_bytes(precision)
+    weight_size = _weight_size(precision, weight_bytes_per_param)
+    free = the_chip.hbm_bytes - config.total_params * weight_size
     if free <= 0:
         return 0
     return int(free // (config.kv_bytes_per_token(kv_precision) * context_len))
+
+
+# ---------------------------------------------------------------------- quantized weights
+
+
+def quantized_bytes_per_weight(
+    bits: int, group_size: int | None = None, scale_bytes: float = 0.0
+) -> float:
+    """Stored bytes per weight of a quantized format: bits/8 plus the per-group scales.
+
+    ``group_size`` weights share ``scale_bytes`` of scale (and zero point). int8 per channel:
+    ≈ 1 B; int4 with a bf16 scale and a bf16 zero point per 32 weights (gpt-fast's G = 32):
+    0.5 + 4/32 = 0.625 B; MXFP4 (an 8-bit scale per 32): 0.53125 B; NVFP4 (an 8-bit scale per
+    16): 0.5625 B.
+    """
+    bits = positive_int("bits", bits, 1, 64)
+    size = bits / 8
+    if group_size is None:
+        positive_float("scale_bytes", scale_bytes, allow_zero=True, maximum=0.0)
+        return size
+    group_size = positive_int("group_size", group_size, 1, 1 << 20)
+    return (
+        size
+        + positive_float("scale_bytes", scale_bytes, allow_zero=True, maximum=16.0) / group_size
+    )
+
+
+# -------------------------------------------------------------- multi-head latent attention
+
+
+@dataclass(frozen=True)
+class MLAConfig:
+    """The attention shapes of a model with multi-head latent attention (DeepSeek-V2/V3).
+
+    Per token and layer the cache holds one compressed latent of ``kv_lora_rank`` (d_c) and one
+    decoupled RoPE key of ``rope_head_dim`` (d_R), shared by all ``n_heads`` heads of
+    ``head_dim``. ``source`` names where the shapes come from.
+    """
+
+    name: str
+    n_layers: int
+    n_heads: int
+    head_dim: int
+    kv_lora_rank: int
+    rope_head_dim: int
+    source: str
+
+    def __post_init__(self) -> None:
+        name_string("name", self.name)
+        for label in ("n_layers", "n_heads", "head_dim", "kv_lora_rank", "rope_head_dim"):
+            positive_int(label, getattr(self, label))
+        name_string("source", self.source)
+
+    def kv_bytes_per_token(self, precision: str = "bf16") -> float:
+        """(d_c + d_R) · layers · bytes: the latent and the RoPE key of every layer."""
+        return (
+            float(self.kv_lora_rank + self.rope_head_dim) * self.n_layers
+            * bytes_per_element(precision)
+        )  # fmt: skip
+
+    def mha_kv_bytes_per_token(self, precision: str = "bf16") -> float:
+        """What multi-head attention with the same heads would cache: 2 · heads · d · layers."""
+        return kv_bytes_per_token(self.n_layers, self.n_heads, self.head_dim, precision)
+
+
+#: DeepSeek-V3 (arXiv:2412.19437, §2.1 and §4.2; config.json): 61 layers, 128 heads of 128,
+#: d_c = 512, d_R = 64.
+DEEPSEEK_V3 = MLAConfig("DeepSeek-V3", 61, 128, 128, 512, 64, "DSV3")
+#: DeepSeek-V2 (arXiv:2405.04434, §2.1 and §3.1.2): 60 layers, 128 heads of 128, d_c = 512,
+#: d_R = 64.
+DEEPSEEK_V2 = MLAConfig("DeepSeek-V2", 60, 128, 128, 512, 64, "DSV2")
+
+
+def mla_decode_attention_cost(
+    batch: int,
+    n_heads: int,
+    context_len: int,
+    kv_lora_rank: int,
+    rope_head_dim: int,
+    precision: str = "bf16",
+) -> OpCost:
+    """One layer's MLA attention for one new token per sequence, up-projections absorbed.
+
+    Each head's query is projected into the latent space, so scores are dot products of length
+    d_c + d_R with the cached latents and RoPE keys, and the output is a weighted sum of the
+    latents (length d_c), projected up afterwards: 2·(d_c + d_R) + 2·d_c FLOPs per head per
+    cached token. Read: the cache, (d_c + d_R) per token, shared by all heads, and the queries;
+    written: the per-head latent outputs. Intensity ≈ heads·(4·d_c + 2·d_R)/((d_c + d_R)·bytes).
+    """
+    batch = positive_int("batch", batch)
+    n_heads = positive_int("n_heads", n_heads)
+    context_len = positive_int("context_len", context_len)
+    d_c = positive_int("kv_lora_rank", kv_lora_rank)
+    d_r = positive_int("rope_head_dim", rope_head_dim)
+    size = bytes_per_element(precision)
+    flops = float(batch) * n_heads * context_len * (2 * (d_c + d_r) + 2 * d_c)
+    cache = float(batch) * context_len * (d_c + d_r) * size
+    queries = float(batch) * n_heads * (d_c + d_r) * size
+    outputs = float(batch) * n_heads * d_c * size
+    return OpCost(flops, cache + queries, outputs, "MLA decode attention")
 
 
 # ----------------------------------------------------------------------------------- split-KV
@@ -577,11 +787,15 @@ def split_kv(
 
 
 __all__ = [
+    "DEEPSEEK_V2",
+    "DEEPSEEK_V3",
     "DEFAULT_BLOCK_N",
     "ILLUSTRATIVE",
+    "MAX_VERIFY_TOKENS",
     "PHASES",
     "DecoderConfig",
     "InferenceStep",
+    "MLAConfig",
     "SplitKV",
     "attention_kind",
     "choose_num_splits",
@@ -590,6 +804,9 @@ __all__ = [
     "kv_bytes_per_token",
     "kv_cache_bytes",
     "max_batch",
+    "mla_decode_attention_cost",
     "prefill_step",
+    "quantized_bytes_per_weight",
     "split_kv",
+    "verify_step",
 ]

@@ -160,6 +160,14 @@ KERNELS: dict[str, KernelSpec] = {
     ),
 }
 
+_MATMUL_TMA = {
+    "BLOCK_M": 128,
+    "BLOCK_N": 128,
+    "BLOCK_K": 64,
+    "WARP_SPECIALIZE": False,
+    "INPUT_PRECISION": "ieee",
+}
+
 #: Variants written for one architecture, compiled on request (``compile_kernel``) but not by
 #: :func:`inspect_all`: the Hopper FlashAttention forward's sm_90 tiles do not fit a T4.
 ARCH_KERNELS: dict[str, KernelSpec] = {
@@ -178,6 +186,24 @@ ARCH_KERNELS: dict[str, KernelSpec] = {
         num_stages=3,
         fp32_pointers=("l_ptr",),
         divisible_by_16=("seq_len",),
+    ),
+    # The TMA matmul of section 3.8 (tensor descriptors), as one loop of all warps and with
+    # Triton's warp specialisation of the K loop (producer and consumer partitions).
+    "matmul_tma": KernelSpec(
+        "matmul_tma",
+        "_matmul_tma_kernel",
+        _MATMUL_TMA,
+        num_warps=4,
+        num_stages=3,
+        divisible_by_16=("M", "N", "K"),
+    ),
+    "matmul_tma_ws": KernelSpec(
+        "matmul_tma",
+        "_matmul_tma_kernel",
+        {**_MATMUL_TMA, "WARP_SPECIALIZE": True},
+        num_warps=4,
+        num_stages=3,
+        divisible_by_16=("M", "N", "K"),
     ),
 }
 
@@ -340,7 +366,7 @@ def _meta_parameter(spec: KernelSpec, name: str, value: object) -> object:
     """Check one meta-parameter override before anything is compiled (errors name the range)."""
     from ._validate import flag, positive_int, power_of_two
 
-    if name == "IS_CAUSAL":
+    if name in ("IS_CAUSAL", "WARP_SPECIALIZE"):
         return flag(name, value)
     if name == "INPUT_PRECISION":
         if value not in ("ieee", "tf32"):
@@ -353,7 +379,10 @@ def _meta_parameter(spec: KernelSpec, name: str, value: object) -> object:
 
         return positive_int(name, value, 0, MAX_ITERS)
     if name.startswith("BLOCK"):
-        uses_dot = spec.module.startswith("flash_attention") or spec.kernel == "_matmul_kernel"
+        uses_dot = spec.module.startswith("flash_attention") or spec.kernel in (
+            "_matmul_kernel",
+            "_matmul_tma_kernel",
+        )
         if uses_dot:
             return power_of_two(name, value, MIN_DOT_BLOCK, MAX_DOT_BLOCK)
         return power_of_two(name, value, 1, MAX_BLOCK)

@@ -159,6 +159,20 @@ MEASUREMENTS: tuple[Measurement, ...] = (
     _M("FlashAttention-3 forward, fp16, best case", 740 * _T, "FLOP/s", "H100-SXM",
        "FA3 paper's attention benchmark (75 % of the dense peak); its FP8 forward reaches "
        "close to 1.2 PFLOP/s", "FA3"),
+    # --- decoding at batch 1 (tokens per second of one sequence) -------------------------------
+    # gpt-fast's README (commit 0f925b5): Llama-2-7B, batch 1, a 5-token prompt, one A100-80GB
+    # power-limited to 330 W, compiled with torch.compile (mode "reduce-overhead": CUDA graphs).
+    _M("Llama-2-7B decode, bf16 weights, compiled", 104.9, "token/s", "A100-80GB",
+       "gpt-fast, batch 1, torch.compile + CUDA graphs; 1397 GB/s of weights read", "GPT-FAST"),
+    _M("Llama-2-7B decode, int8 weights, compiled", 155.58, "token/s", "A100-80GB",
+       "gpt-fast, batch 1, int8 weight-only quantization; 1069 GB/s", "GPT-FAST"),
+    _M("Llama-2-7B decode, int4 weights, compiled", 196.80, "token/s", "A100-80GB",
+       "gpt-fast, batch 1, int4 weight-only quantization, groups of 32; 863 GB/s", "GPT-FAST"),
+    _M("Llama-2-7B decode, bf16, eager", 25.5, "token/s", "A100-80GB",
+       "the blog's starting point: plain PyTorch, CPU-overhead bound", "PT-GPTFAST"),
+    # Horace He: PyTorch eager manages about 280 thousand operations per second on tiny tensors.
+    _M("PyTorch eager time per operation, tiny tensors", 1 / 280e3, "s", None,
+       "280 thousand operations per second (the blog's overhead example)", "HORACE-BRRR"),
     # --- host link ---------------------------------------------------------------------------
     _M("CPU → GPU copy", 14.2 * GB, "B/s", "H100-SXM",
        "nvbandwidth host_to_device; bottleneck is a PCIe Gen4 x8 switch uplink (15.75 GB/s)",

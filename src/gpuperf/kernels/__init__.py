@@ -61,6 +61,7 @@ from .flash_attention import FlashAttention, FlashAttentionTorch, flash_attentio
 from .flash_attention_hopper import FlashAttentionHopper, flash_attention_hopper  # noqa: E402
 from .fusion import sin2cos2_fused, sin2cos2_unfused  # noqa: E402
 from .matmul import matmul, matmul_naive  # noqa: E402
+from .matmul_tma import matmul_tma  # noqa: E402
 from .softmax import softmax, softmax_online  # noqa: E402
 from .transpose import transpose_naive, transpose_tiled  # noqa: E402
 from .vector_add import vector_add  # noqa: E402
@@ -81,6 +82,7 @@ __all__ = [
     "gelu",
     "matmul",
     "matmul_naive",
+    "matmul_tma",
     "relu",
     "sin2cos2_fused",
     "sin2cos2_unfused",

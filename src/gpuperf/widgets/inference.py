@@ -115,11 +115,13 @@ class DecodeView:
         self.read_text.set_text(
             f"{format_bytes(step.weight_bytes)} weights + {format_bytes(kv)} cache"
         )
-        held = step.weight_bytes + kv
+        # HBM holds every weight (embedding too), but a step reads only the layers and LM head.
+        stored = config.total_bytes(PRECISION)
+        held = stored + kv
         capacity = the_chip.hbm_bytes
-        self.hold_w.set_width(min(1.0, step.weight_bytes / capacity))
-        self.hold_kv.set_x(min(1.0, step.weight_bytes / capacity))
-        self.hold_kv.set_width(max(0.0, min(1.0, held / capacity) - step.weight_bytes / capacity))
+        self.hold_w.set_width(min(1.0, stored / capacity))
+        self.hold_kv.set_x(min(1.0, stored / capacity))
+        self.hold_kv.set_width(max(0.0, min(1.0, held / capacity) - stored / capacity))
         fits = held <= capacity
         self.hold_kv.set_color("tab:orange" if fits else "tab:red")
         self.hold_text.set_text(

@@ -1,0 +1,311 @@
+"""Serving many sequences: paged KV caches, continuous batching, speculative decoding, launches.
+
+:mod:`gpuperf.inference` prices one decode step on the roofline. A server's throughput also
+depends on how many sequences it can keep in a step, how many tokens each weight read yields,
+and whether the CPU can launch the step's kernels as fast as the GPU runs them:
+
+* **Paged KV cache** (vLLM's PagedAttention, Kwon et al. 2023). A server that reserves each
+  sequence's cache for the longest context it may reach holds memory the sequence never uses.
+  Storing the cache in blocks of ``block_tokens`` tokens, allocated as the sequence grows,
+  wastes at most one partial block per sequence (:func:`paged_kv`). More sequences fit, so the
+  batch, and with it the weight matmuls' intensity, grows.
+* **Continuous batching** (Orca's iteration-level scheduling, Yu et al. 2022). A static batch
+  runs until its longest sequence is done, so finished sequences leave idle slots; refilling
+  each slot as soon as its sequence ends keeps the batch full. :func:`static_batch_occupancy`
+  is the share of slot-steps a static batch uses: mean length / longest length.
+* **Speculative decoding** (Leviathan et al. 2023). A small draft model proposes γ tokens; the
+  target checks all of them in one forward pass (:func:`gpuperf.inference.verify_step`), which at
+  small batch costs about one ordinary step, because the step is bound by reading the weights.
+  With each drafted token accepted with probability α, a round yields
+  (1 − α^(γ+1)) / (1 − α) tokens per read of the target's weights (:func:`speculative_decoding`).
+* **Launch overhead and CUDA graphs.** A decode step at batch 1 is hundreds of small kernels.
+  Launched one by one from Python, the step takes max(GPU time, CPU time to launch them all);
+  captured in a CUDA graph, the whole step is one launch (:func:`launch_bound_step`).
+
+Limits: roofline lower bounds (nothing here ran); equal context lengths within a step; the
+draft's acceptance rate is the caller's, not derived; a CUDA graph is modelled as costing one
+launch and no gap between its kernels.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from ._validate import positive_float, positive_int, show
+from .hardware import Chip, chip
+from .inference import DecoderConfig, decode_step, verify_step
+from .units import check_precision
+
+#: A draft model for the chapter's speculative-decoding example, chosen for illustration like
+#: :data:`gpuperf.inference.ILLUSTRATIVE` (whose vocabulary it shares): 16 layers of width 2048,
+#: 16 query heads and 4 KV heads of 128, a gated MLP of 6144 — about a billion weights.
+ILLUSTRATIVE_DRAFT = DecoderConfig(
+    n_layers=16, d_model=2048, n_heads=16, n_kv_heads=4, head_dim=128, d_ff=6144,
+    gated_mlp=True, name="illustrative draft", vocab_size=128_000,
+)  # fmt: skip
+
+#: Largest number of sequences the list-based calculators accept.
+MAX_SEQUENCES = 1 << 20
+#: Largest number of drafted tokens per round.
+MAX_DRAFT = 32
+
+
+def _lengths(name: str, lengths: object) -> np.ndarray:
+    """A non-empty 1-D list of token counts ≥ 1, checked element by element."""
+    try:
+        values = [lengths] if np.isscalar(lengths) else list(lengths)  # type: ignore[arg-type]
+    except TypeError:
+        raise ValueError(f"{name}={show(lengths)} must be a list of token counts ≥ 1") from None
+    if not values or len(values) > MAX_SEQUENCES:
+        raise ValueError(f"{name}={show(lengths)} must hold 1 to {MAX_SEQUENCES} token counts")
+    return np.array([positive_int(f"{name}[{i}]", v) for i, v in enumerate(values)], dtype=float)
+
+
+# --------------------------------------------------------------------------- paged KV cache
+
+
+@dataclass(frozen=True)
+class PagedKV:
+    """KV memory of a set of sequences: reserved up to ``max_len`` each, or paged in blocks."""
+
+    context_lens: tuple[int, ...]
+    max_len: int
+    block_tokens: int
+    bytes_per_token: float
+
+    def __post_init__(self) -> None:
+        positive_int("max_len", self.max_len)
+        positive_int("block_tokens", self.block_tokens, 1, self.max_len)
+        positive_float("bytes_per_token", self.bytes_per_token)
+        lengths = _lengths("context_lens", self.context_lens)
+        if lengths.max() > self.max_len:
+            raise ValueError(
+                f"context_lens holds {int(lengths.max())} tokens, more than max_len={self.max_len}"
+            )
+
+    @property
+    def used_bytes(self) -> float:
+        """The cache the tokens actually fill."""
+        return sum(self.context_lens) * self.bytes_per_token
+
+    @property
+    def reserved_bytes(self) -> float:
+        """Contiguous caches reserved for ``max_len`` tokens each."""
+        return len(self.context_lens) * self.max_len * self.bytes_per_token
+
+    @property
+    def paged_bytes(self) -> float:
+        """Whole blocks of ``block_tokens``: ⌈length / block⌉ blocks per sequence."""
+        blocks = sum(math.ceil(n / self.block_tokens) for n in self.context_lens)
+        return blocks * self.block_tokens * self.bytes_per_token
+
+    @property
+    def reserved_waste(self) -> float:
+        """Share of the reserved memory no token uses."""
+        return 1 - self.used_bytes / self.reserved_bytes
+
+    @property
+    def paged_waste(self) -> float:
+        """Share of the paged memory no token uses (the last, partial block of each)."""
+        return 1 - self.used_bytes / self.paged_bytes
+
+
+def paged_kv(
+    context_lens: object, max_len: int, block_tokens: int, bytes_per_token: float
+) -> PagedKV:
+    """KV memory of sequences of ``context_lens`` tokens, reserved or paged.
+
+    ``bytes_per_token`` is a sequence's cache per token
+    (:meth:`gpuperf.inference.DecoderConfig.kv_bytes_per_token`); vLLM's default block holds
+    16 tokens.
+    """
+    lengths = _lengths("context_lens", context_lens)
+    return PagedKV(
+        context_lens=tuple(int(n) for n in lengths),
+        max_len=positive_int("max_len", max_len),
+        block_tokens=positive_int("block_tokens", block_tokens),
+        bytes_per_token=positive_float("bytes_per_token", bytes_per_token),
+    )
+
+
+def static_batch_occupancy(output_lengths: object) -> float:
+    """Share of a static batch's slot-steps that produce a token: mean / max of the lengths.
+
+    The batch runs max(lengths) steps with every slot held; a sequence of n tokens uses n of
+    them. Continuous batching refills a slot when its sequence ends, keeping it near 1.
+    """
+    lengths = _lengths("output_lengths", output_lengths)
+    return float(lengths.mean() / lengths.max())
+
+
+# ---------------------------------------------------------------------- speculative decoding
+
+
+def expected_tokens_per_round(acceptance: float, draft_tokens: int) -> float:
+    """Tokens one verification yields: (1 − α^(γ+1)) / (1 − α), γ + 1 when α = 1.
+
+    Drafted token i survives if it and all before it are accepted (probability αⁱ); the target
+    always adds one token of its own (the correction, or the next one after a full accept).
+    """
+    alpha = positive_float("acceptance", acceptance, allow_zero=True, maximum=1.0)
+    gamma = positive_int("draft_tokens", draft_tokens, 1, MAX_DRAFT)
+    if alpha == 1.0:
+        return float(gamma + 1)
+    return (1 - alpha ** (gamma + 1)) / (1 - alpha)
+
+
+@dataclass(frozen=True)
+class SpeculativeDecoding:
+    """One round: γ draft steps, one target verification of γ + 1 tokens per sequence."""
+
+    draft_tokens: int
+    acceptance: float
+    draft_step_s: float
+    verify_s: float
+    plain_step_s: float
+    batch: int
+
+    def __post_init__(self) -> None:
+        positive_int("draft_tokens", self.draft_tokens, 1, MAX_DRAFT)
+        positive_float("acceptance", self.acceptance, allow_zero=True, maximum=1.0)
+        for name in ("draft_step_s", "verify_s", "plain_step_s"):
+            positive_float(name, getattr(self, name))
+        positive_int("batch", self.batch)
+
+    @property
+    def tokens_per_round(self) -> float:
+        """Expected tokens per sequence per round, = per read of the target's weights."""
+        return expected_tokens_per_round(self.acceptance, self.draft_tokens)
+
+    @property
+    def round_s(self) -> float:
+        return self.draft_tokens * self.draft_step_s + self.verify_s
+
+    @property
+    def tokens_per_s(self) -> float:
+        """Generated tokens per second over the batch."""
+        return self.batch * self.tokens_per_round / self.round_s
+
+    @property
+    def plain_tokens_per_s(self) -> float:
+        return self.batch / self.plain_step_s
+
+    @property
+    def speedup(self) -> float:
+        """Against plain decoding with the target alone (below 1: speculation does not pay)."""
+        return self.tokens_per_s / self.plain_tokens_per_s
+
+
+def speculative_decoding(
+    config: DecoderConfig,
+    draft: DecoderConfig,
+    draft_tokens: int,
+    acceptance: float,
+    context_len: int,
+    chip_name: str | Chip,
+    batch: int = 1,
+    precision: str = "bf16",
+) -> SpeculativeDecoding:
+    """Roofline time of speculative decoding with ``draft`` proposing ``draft_tokens`` (γ)
+    tokens per round for the target model ``config`` to verify, each accepted with probability
+    ``acceptance``.
+
+    The draft runs γ decode steps; the target one :func:`gpuperf.inference.verify_step` of γ + 1
+    tokens per sequence. Plain decoding is one target decode step per token.
+    """
+    for name, model in (("config", config), ("draft", draft)):
+        if not isinstance(model, DecoderConfig):
+            raise TypeError(f"{name}={show(model)} must be a gpuperf.inference.DecoderConfig")
+    the_chip = chip(chip_name)
+    precision = check_precision(precision)
+    gamma = positive_int("draft_tokens", draft_tokens, 1, MAX_DRAFT)
+    alpha = positive_float("acceptance", acceptance, allow_zero=True, maximum=1.0)
+    batch = positive_int("batch", batch)
+    context_len = positive_int("context_len", context_len)
+    draft_step = decode_step(draft, batch, context_len, the_chip, precision)
+    verify = verify_step(config, batch, gamma + 1, context_len, the_chip, precision)
+    plain = decode_step(config, batch, context_len, the_chip, precision)
+    return SpeculativeDecoding(gamma, alpha, draft_step.time_s, verify.time_s, plain.time_s, batch)
+
+
+# ------------------------------------------------------------------- launches and CUDA graphs
+
+
+@dataclass(frozen=True)
+class LaunchBoundStep:
+    """A step of ``kernels`` launches taking ``gpu_s`` on the GPU and ``cpu_s_per_kernel`` each
+    to launch from the host."""
+
+    gpu_s: float
+    kernels: int
+    cpu_s_per_kernel: float
+
+    def __post_init__(self) -> None:
+        positive_float("gpu_s", self.gpu_s)
+        positive_int("kernels", self.kernels, 1, MAX_KERNELS)
+        positive_float("cpu_s_per_kernel", self.cpu_s_per_kernel)
+
+    @property
+    def cpu_s(self) -> float:
+        """Host time to launch every kernel of the step one by one."""
+        return self.kernels * self.cpu_s_per_kernel
+
+    @property
+    def eager_s(self) -> float:
+        """Launches are asynchronous and the CPU runs ahead: the slower of the two sets it."""
+        return max(self.gpu_s, self.cpu_s)
+
+    @property
+    def graph_s(self) -> float:
+        """One graph launch replays the step: the GPU time, unless even one launch is slower."""
+        return max(self.gpu_s, self.cpu_s_per_kernel)
+
+    @property
+    def cpu_bound(self) -> bool:
+        return self.cpu_s > self.gpu_s
+
+    @property
+    def break_even_s(self) -> float:
+        """The launch cost per kernel at which CPU and GPU take equally long: gpu_s / kernels."""
+        return self.gpu_s / self.kernels
+
+    @property
+    def graph_speedup(self) -> float:
+        return self.eager_s / self.graph_s
+
+
+#: Largest number of kernels one step may launch.
+MAX_KERNELS = 1 << 20
+
+
+def launch_bound_step(gpu_s: float, kernels: int, cpu_s_per_kernel: float) -> LaunchBoundStep:
+    """A step's time launched kernel by kernel (eager) and as one CUDA graph.
+
+    At batch 1 a decode step's GPU time is the time to read the weights
+    (:func:`gpuperf.inference.decode_step`); if launching its kernels takes longer, the GPU
+    waits for the CPU and the step is *launch-bound*.
+    """
+    return LaunchBoundStep(
+        gpu_s=positive_float("gpu_s", gpu_s),
+        kernels=positive_int("kernels", kernels, 1, MAX_KERNELS),
+        cpu_s_per_kernel=positive_float("cpu_s_per_kernel", cpu_s_per_kernel),
+    )
+
+
+__all__ = [
+    "ILLUSTRATIVE_DRAFT",
+    "MAX_DRAFT",
+    "MAX_KERNELS",
+    "MAX_SEQUENCES",
+    "LaunchBoundStep",
+    "PagedKV",
+    "SpeculativeDecoding",
+    "expected_tokens_per_round",
+    "launch_bound_step",
+    "paged_kv",
+    "speculative_decoding",
+    "static_batch_occupancy",
+]

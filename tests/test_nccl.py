@@ -1,0 +1,91 @@
+"""NCCL's protocols and channels (chapter 5.3), against the NCCL source they come from.
+
+The payload fractions are re-derived from the line formats of ``src/include/device.h``; the
+latencies from the ring formula of ``src/graph/tuning.cc`` (base + steps × per-step latency);
+the crossover sizes by solving the two time lines; the channel overlap against a step-by-step
+simulation of compute progressing on the SMs the collective leaves.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from gpuperf import collectives as co
+from gpuperf import nccl
+
+
+def test_payload_fractions_follow_the_line_formats():
+    # LL: union ncclLLFifoLine {data1, flag1, data2, flag2}: 4-byte words, half of them flags.
+    ll_words = ("data1", "flag1", "data2", "flag2")
+    ll = sum(w.startswith("data") for w in ll_words) / len(ll_words)
+    # LL128: 128-byte line = 16 uint64 elements, NCCL_LL128_DATAELEMS = 16 - 1 of them data.
+    line_elems = 128 // 8
+    ll128 = (line_elems - 1) / line_elems
+    assert nccl.PROTOCOLS["LL"].payload_fraction == ll == 0.5
+    assert nccl.PROTOCOLS["LL128"].payload_fraction == ll128 == 0.9375
+    assert nccl.PROTOCOLS["Simple"].payload_fraction == 1.0
+    # the tuner's factors are at most the payload fractions (0.92 ≤ 120/128)
+    for proto in nccl.PROTOCOLS.values():
+        assert proto.bandwidth_factor <= proto.payload_fraction
+
+
+@pytest.mark.parametrize("ranks", [2, 8, 64])
+def test_latency_is_base_plus_steps_times_the_hop(ranks):
+    # tuning.cc, ring, one node of NVLink: latency = baseLat + nsteps · hwLat[NVLINK][RING].
+    base = {"LL": 6.6, "LL128": 14.0, "Simple": 8.4}
+    hop = {"LL": 0.6, "LL128": 1.9, "Simple": 3.4}
+    nsteps = 2 * (ranks - 1)
+    for name in nccl.PROTOCOLS:
+        t = nccl.protocol_time(name, "all-reduce", 0, ranks, 450e9)
+        assert t.latency_s == pytest.approx((base[name] + nsteps * hop[name]) * 1e-6)
+
+
+def test_large_messages_reach_the_protocols_share_of_the_bus():
+    for name, proto in nccl.PROTOCOLS.items():
+        t = nccl.protocol_time(name, "all-reduce", 1e13, 8, 450e9)
+        assert t.bus_bandwidth == pytest.approx(450e9 * proto.bandwidth_factor, rel=1e-4)
+
+
+def test_crossovers_are_where_the_times_are_equal():
+    for small, large in (("LL", "LL128"), ("LL128", "Simple"), ("LL", "Simple")):
+        s = nccl.protocol_crossover_bytes(small, large, "all-reduce", 8, 450e9)
+        a = nccl.protocol_time(small, "all-reduce", s, 8, 450e9).time_s
+        b = nccl.protocol_time(large, "all-reduce", s, 8, 450e9).time_s
+        assert a == pytest.approx(b)
+    sizes = [10.0**e for e in range(2, 11)]
+    picks = [nccl.fastest_protocol("all-reduce", s, 8, 450e9) for s in sizes]
+    assert picks[0] == "LL" and picks[-1] == "Simple" and "LL128" in picks
+    order = ["LL", "LL128", "Simple"]
+    assert [order.index(p) for p in picks] == sorted(order.index(p) for p in picks)
+
+
+def simulate_overlap(compute_s, comm_s, channels, sms, dt=1e-6):
+    """Advance compute in small time steps on the SMs the collective leaves."""
+    t = done = 0.0
+    while done < compute_s - 1e-12:
+        share = (sms - channels) / sms if t < comm_s else 1.0
+        done += share * dt
+        t += dt
+    return max(t, comm_s)
+
+
+@pytest.mark.parametrize("compute, comm", [(0.11, 0.03), (0.01, 0.03), (0.02, 0.02)])
+def test_channel_overlap_matches_a_simulation(compute, comm):
+    o = nccl.overlap_with_channels(compute, comm, 20, "H100-SXM")
+    assert o.overlapped_s == pytest.approx(simulate_overlap(compute, comm, 20, 132), rel=1e-3)
+    assert max(compute, comm) <= o.overlapped_s <= o.serial_s
+    assert o.slowdown == pytest.approx(132 / 112)
+
+
+def test_nccl_refuses_nonsense():
+    with pytest.raises(ValueError, match="protocol='LL64' is not one of"):
+        nccl.protocol_time("LL64", "all-reduce", 1e6, 8, 1e11)
+    with pytest.raises(ValueError, match="hardware='ib' is not one of"):
+        nccl.protocol_time("LL", "all-reduce", 1e6, 8, 1e11, "ib")
+    with pytest.raises(ValueError, match="channels=65"):
+        nccl.overlap_with_channels(1.0, 1.0, 65, "B200")
+    with pytest.raises(ValueError, match="has no SMs"):
+        nccl.overlap_with_channels(1.0, 1.0, 8, "TPU v5e")
+    with pytest.raises(ValueError, match="never wins on large messages"):
+        nccl.protocol_crossover_bytes("Simple", "LL", "all-reduce", 8, 1e11)
+    assert co.bus_bandwidth_factor("all-reduce", 8) == 1.75

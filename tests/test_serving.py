@@ -1,0 +1,91 @@
+"""Serving (chapter 4.4): paged KV, static vs continuous batching, speculative decoding and
+launch-bound steps, each against a brute-force count or a step-by-step simulation."""
+
+from __future__ import annotations
+
+import itertools
+import math
+
+import pytest
+
+from gpuperf import inference, serving
+from gpuperf.inference import ILLUSTRATIVE
+
+
+def test_paged_memory_is_whole_blocks_and_reserved_is_max_len():
+    lens = [1, 15, 16, 17, 1000, 4096]
+    per = 1000.0
+    p = serving.paged_kv(lens, 4096, 16, per)
+    blocks = 0
+    for n in lens:  # allocate block by block as the sequence grows
+        for held in range(n):
+            if held % 16 == 0:  # token `held` starts a new block
+                blocks += 1
+    assert p.paged_bytes == blocks * 16 * per
+    assert p.reserved_bytes == len(lens) * 4096 * per
+    assert p.used_bytes == sum(lens) * per
+    assert p.paged_waste < p.reserved_waste
+    # at most one partial block per sequence
+    assert p.paged_bytes - p.used_bytes <= len(lens) * 15 * per
+
+
+def test_static_batch_occupancy_from_a_step_by_step_batch():
+    lengths = [10, 3, 7, 10, 1]
+    slots_used = sum(1 for step in range(max(lengths)) for n in lengths if step < n)
+    slot_steps = len(lengths) * max(lengths)
+    assert serving.static_batch_occupancy(lengths) == pytest.approx(slots_used / slot_steps)
+    assert serving.static_batch_occupancy([5, 5, 5]) == 1.0
+
+
+@pytest.mark.parametrize("alpha", [0.0, 0.3, 0.8, 1.0])
+@pytest.mark.parametrize("gamma", [1, 3, 6])
+def test_expected_tokens_by_enumerating_accept_patterns(alpha, gamma):
+    expected = 0.0
+    for pattern in itertools.product([True, False], repeat=gamma):
+        p = math.prod(alpha if ok else 1 - alpha for ok in pattern)
+        accepted = next((i for i, ok in enumerate(pattern) if not ok), gamma)
+        expected += p * (accepted + 1)  # the target always adds one token
+    assert serving.expected_tokens_per_round(alpha, gamma) == pytest.approx(expected)
+
+
+def test_speculation_at_batch_one_is_tokens_per_weight_read():
+    r = serving.speculative_decoding(
+        ILLUSTRATIVE, serving.ILLUSTRATIVE_DRAFT, 4, 0.8, 4096, "H100-SXM"
+    )
+    plain = inference.decode_step(ILLUSTRATIVE, 1, 4096, "H100-SXM").time_s
+    draft = inference.decode_step(serving.ILLUSTRATIVE_DRAFT, 1, 4096, "H100-SXM").time_s
+    verify = inference.verify_step(ILLUSTRATIVE, 1, 5, 4096, "H100-SXM").time_s
+    assert r.verify_s == verify == pytest.approx(plain, rel=1e-3)
+    # Leviathan et al.'s improvement factor (1 − α^(γ+1)) / ((1 − α)(γ c + 1)), c = draft/target
+    c = draft / plain
+    assert r.speedup == pytest.approx((1 - 0.8**5) / (0.2 * (4 * c + verify / plain)))
+    assert (
+        serving.speculative_decoding(
+            ILLUSTRATIVE, serving.ILLUSTRATIVE_DRAFT, 4, 0.0, 4096, "H100-SXM"
+        ).speedup
+        < 1
+    )  # nothing accepted: the draft's steps are pure cost
+
+
+def test_launch_bound_step():
+    s = serving.launch_bound_step(1e-3, 400, 5e-6)
+    assert s.cpu_s == pytest.approx(2e-3) and s.cpu_bound
+    assert s.eager_s == pytest.approx(2e-3) and s.graph_s == pytest.approx(1e-3)
+    assert s.break_even_s == pytest.approx(2.5e-6) and s.graph_speedup == pytest.approx(2)
+    fast = serving.launch_bound_step(1e-3, 400, 1e-6)
+    assert not fast.cpu_bound and fast.graph_speedup == 1
+
+
+def test_serving_refuses_nonsense():
+    with pytest.raises(ValueError, match=r"context_lens\[1\]=0"):
+        serving.paged_kv([3, 0], 16, 4, 1.0)
+    with pytest.raises(ValueError, match="more than max_len=16"):
+        serving.paged_kv([17], 16, 4, 1.0)
+    with pytest.raises(ValueError, match=r"acceptance=1\.5"):
+        serving.expected_tokens_per_round(1.5, 2)
+    with pytest.raises(TypeError, match="draft=3"):
+        serving.speculative_decoding(ILLUSTRATIVE, 3, 2, 0.5, 10, "H100-SXM")
+    with pytest.raises(ValueError, match="output_lengths"):
+        serving.static_batch_occupancy([])
+    with pytest.raises(ValueError, match="kernels=0"):
+        serving.launch_bound_step(1e-3, 0, 1e-6)
