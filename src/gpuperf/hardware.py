@@ -309,6 +309,10 @@ NVLINK_BIDIRECTIONAL: Mapping[str, float] = MappingProxyType(
     {"NVLink 2": 300 * _G, "NVLink 3": 600 * _G, "NVLink 4": 900 * _G, "NVLink 5": 1800 * _G}
 )
 
+#: NVLink-C2C between the Grace CPU and the GPU of a Grace Hopper superchip (GH200), both
+#: directions summed as NVIDIA quotes it: 900 GB/s, "7× PCIe Gen5" (GH200-DS).
+NVLINK_C2C_BIDIRECTIONAL = 900 * _G
+
 #: Node-to-node networks, per direction per port (bytes/s), from seed 001's comparison table.
 NETWORK_BANDWIDTH: Mapping[str, float] = MappingProxyType(
     {
@@ -775,6 +779,7 @@ __all__ = [
     "MAX_THREADS_PER_BLOCK",
     "NETWORK_BANDWIDTH",
     "NVLINK_BIDIRECTIONAL",
+    "NVLINK_C2C_BIDIRECTIONAL",
     "PCIE_GB_PER_S_PER_LANE",
     "SHARED_MEMORY_BYTES_PER_CLOCK_PER_SM",
     "TENSOR_FLOP_PER_CLOCK_PER_SM",
