@@ -48,6 +48,7 @@ from gpuperf import (
     hardware,
     inference,
     memory,
+    microscaling,
     nccl,
     numerics,
     parallelism,
@@ -56,6 +57,7 @@ from gpuperf import (
     roofline,
     scrub,
     serving,
+    summation,
     tiling,
     units,
     warpspec,
@@ -64,7 +66,7 @@ from gpuperf._validate import MAX_COUNT
 
 MODULES = (hardware, units, cost, roofline, tiling, memory, attention, recompute, divergence,
            profiling, scrub, parallelism, collectives, inference, asynchrony,
-           numerics, nccl, serving, warpspec)  # fmt: skip
+           numerics, nccl, serving, warpspec, microscaling, summation)  # fmt: skip
 PACKAGE_DIR = Path(gpuperf.__file__).resolve().parent
 
 #: Public callables left to their own tests, with the reason.
@@ -186,13 +188,18 @@ SIGNED = {"naive_attention", "OnlineSoftmaxStep", "online_softmax_steps"}
 INFINITE_OK = {"critical_batch_size"}
 #: Rounded values keep their sign and overflow to ±inf as the cast does (fp16: 70000 → inf).
 SIGNED |= {"round_to", "quantize"}
+#: Values stored in a scaled format, and sums of signed terms, keep their sign.
+SIGNED |= {"quantize_mx", "quantize_nvfp4", "block_quantize", "round_to_format", "running_sum",
+           "blocked_sum", "pairwise_sum"}  # fmt: skip
+#: A worst-case bound past e^700 is documented as inf (no bound), like γ_n.
+INFINITE_OK |= {"error_bound"}
 #: γ_n = n·u / (1 − n·u) is documented as ``inf`` once n·u ≥ 1: no bound exists there.
 INFINITE_OK |= {"summation_bound"}
 #: Result fields documented to hold ``math.inf`` entries (the same γ_n, one per length); the
 #: other entries are still checked.
-INFINITE_FIELDS = {"DotErrors.bound"}
+INFINITE_FIELDS = {"DotErrors.bound", "SummationErrors.bound"}
 #: Fields and properties that are signed by definition (an unbiased exponent: 1 − bias < 0).
-SIGNED_FIELDS = {"FloatFormat.min_exponent"}
+SIGNED_FIELDS = {"FloatFormat.min_exponent", "ElementFormat.emax"}
 
 
 def _finite_part(value: Any) -> Any:

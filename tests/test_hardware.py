@@ -97,8 +97,8 @@ def test_ridge_points_match_hand_derivation(name):
 
 def test_h100_ridge_point_is_about_295_and_uses_dense_peak():
     h100 = chip("h100")
-    assert h100.peak_flops("bf16") == pytest.approx(989e12)
-    assert h100.ridge_point("bf16") == pytest.approx(295.2, abs=0.1)
+    assert h100.peak_flops("bf16") == pytest.approx(989.4e12)
+    assert h100.ridge_point("bf16") == pytest.approx(295.3, abs=0.1)
     # The sparse headline (1979 TFLOP/s) must not have leaked in.
     assert all(c.peak_flops_per_s.get("bf16", 0) < 2.3e15 for c in chips())
 
@@ -267,6 +267,18 @@ def test_link_bandwidths_are_per_direction():
 def test_device_names_map_to_rows_or_to_none(device_name, expected):
     found = chip_from_device_name(device_name)
     assert (found.name if found else None) == expected
+
+
+def test_hopper_tensor_peaks_are_the_unrounded_figures_at_1_83_ghz():
+    # GLENN-H100: 528 tensor cores × 1024 FLOP/clk × 1.83 GHz = 989.4 TFLOP/s (the datasheet
+    # rounds to 989); TF32 is half of it, FP8 and INT8 twice, all at the same clock.
+    for name in ("H100-SXM", "H200"):
+        c = chip(name)
+        assert c.peak_flops("bf16") == c.peak_flops("fp16") == 989.4e12
+        assert c.peak_flops("bf16") == pytest.approx(528 * 1024 * 1.83e9, rel=1e-4)
+        assert c.peak_flops("tf32") == pytest.approx(c.peak_flops("bf16") / 2, rel=1e-4)
+        assert c.peak_flops("fp8") == c.peak_flops("int8") == 1978.9e12
+        assert c.peak_flops("fp8") == pytest.approx(2 * c.peak_flops("bf16"), rel=1e-4)
 
 
 def test_no_peak_number_outside_hardware_py():

@@ -208,10 +208,11 @@ def test_layer_flops_are_the_matmuls_of_the_layer():
         assert none.recompute_flops == 0 and none.compute_overhead == 0
         assert full.compute_overhead == pytest.approx(1 / 3)
         assert full.step_flops == pytest.approx(4 * none.forward_flops)
-        # Selective: QKᵀ again, half of attention's forward matmul FLOPs.
-        assert sel.recompute_flops == pytest.approx(attention / 2 / t)
-        ratio = s / h  # 2bs²h / (72bsh² + 12bs²h) = (s/h) / (36 + 6 s/h)
-        assert sel.compute_overhead == pytest.approx(ratio / (36 + 6 * ratio))
+        # Selective (Megatron's checkpointed core attention): QKᵀ and ·V again, all of
+        # attention's forward matmul FLOPs.
+        assert sel.recompute_flops == pytest.approx(attention / t)
+        ratio = s / h  # 4bs²h / (72bsh² + 12bs²h) = (s/h) / (18 + 3 s/h)
+        assert sel.compute_overhead == pytest.approx(ratio / (18 + 3 * ratio))
 
 
 def test_peak_and_the_mode_that_fits_a_budget():
@@ -284,3 +285,184 @@ def test_recomputing_modes_give_the_same_gradients():
             torch.testing.assert_close(got, want, rtol=rtol, atol=atol)
     with pytest.raises(ValueError, match="hidden=8192 must be an integer"):
         recompute.transformer_layer(8192, 64)
+
+
+def test_selective_overhead_reconciles_with_the_papers_2_7_percent():
+    # Korthikanti et al. §4.3: 2.7 % for GPT-3 (h = 12288, s = 2048, a = 96) is 4bs²h over one
+    # forward pass, 4s / (24h + 4s); over a training step (3 forwards) it is a third of that.
+    s, h, a = 2048, 12288, 96
+    per_forward = 4 * s / (24 * h + 4 * s)
+    assert round(per_forward, 3) == 0.027
+    plan = recompute.layer_activations(s, 1, h, a, mode="selective")
+    assert plan.recompute_flops / plan.forward_flops == pytest.approx(per_forward)
+    assert plan.compute_overhead == pytest.approx(per_forward / 3)
+
+
+@pytest.mark.parametrize("early_stop", [False, True])
+def test_recomputed_flops_counted_by_torch(early_stop):
+    """An independent count: torch's FlopCounterMode over forward + backward, minus the same
+    without recomputation, is what the backward pass re-ran. PyTorch's non-reentrant checkpoint
+    stops recomputing once every saved tensor is rebuilt, so it skips the product with V."""
+    torch = pytest.importorskip("torch")
+    from torch.utils.checkpoint import set_checkpoint_early_stop
+    from torch.utils.flop_counter import FlopCounterMode
+
+    s, b, h, a = 16, 2, 32, 4
+    flops = {}
+    for mode in recompute.RECOMPUTE_MODES:
+        torch.manual_seed(0)
+        layer = recompute.transformer_layer(h, a, mode)
+        x = torch.randn(s, b, h, requires_grad=True)
+        with set_checkpoint_early_stop(early_stop), FlopCounterMode(display=False) as counter:
+            layer(x).sum().backward()
+        flops[mode] = counter.get_total_flops()
+    selective = recompute.selective_recompute_flops(s, b, h, early_stop=early_stop)
+    assert flops["selective"] - flops["none"] == selective
+    assert selective == (2 if early_stop else 4) * b * s * s * h
+    if not early_stop:
+        plan = recompute.layer_activations(s, b, h, a, mode="selective")
+        assert flops["selective"] - flops["none"] == plan.recompute_flops
+    full = recompute.layer_activations(s, b, h, a, mode="full")
+    assert flops["full"] - flops["none"] == full.recompute_flops == full.forward_flops
+
+
+MODERN_SBH = 2 + 2 + 4 + 2 + 2 + 2 + 2 + 4 * 2 * 8 / 3  # 37⅓: see the term table
+
+
+def test_the_other_rows_of_the_activation_table():
+    flash = recompute.layer_activation_terms("gpt", "flash")
+    assert sum(t.sbh_bytes for t in flash) == 34 and sum(t.as2b_bytes for t in flash) == 0
+    assert [t.asb_bytes for t in flash if t.asb_bytes] == [4]  # one fp32 log-sum-exp per row
+    assert not any(t.selective for t in flash)
+    modern = recompute.layer_activation_terms("modern")
+    assert sum(t.sbh_bytes for t in modern) == pytest.approx(MODERN_SBH)
+    assert sum(t.as2b_bytes for t in modern) == 2  # probabilities only: no dropout
+    assert sum(t.sbh_bytes for t in modern if not t.tensor_parallel) == 8
+    assert [t.sbh_bytes for t in modern if t.layer_input] == [2]
+    modern_flash = recompute.layer_activation_terms("modern", "flash")
+    assert sum(t.sbh_bytes for t in modern_flash) == pytest.approx(MODERN_SBH)
+    assert sum(t.asb_bytes for t in modern_flash) == 4
+
+
+@pytest.mark.parametrize("t", [1, 4])
+def test_flash_and_modern_closed_forms(t):
+    s, b, h, a = 4096, 2, 6144, 48
+    flash = recompute.layer_activations(s, b, h, a, t, attention="flash")
+    assert flash.activation_bytes == pytest.approx(s * b * h * (10 + 24 / t) + 4 * a * s * b / t)
+    assert flash.recompute_flops == pytest.approx(2 * b * s * s * h / t)  # FA's own QKᵀ again
+    selective = recompute.layer_activations(s, b, h, a, t, mode="selective", attention="flash")
+    assert selective.activation_bytes == flash.activation_bytes
+    assert selective.recompute_flops == flash.recompute_flops
+    standard_selective = recompute.layer_activations(s, b, h, a, t, mode="selective")
+    assert flash.recompute_flops == standard_selective.recompute_flops / 2
+    modern = recompute.layer_activations(s, b, h, a, t, block="modern")
+    split = MODERN_SBH - 8
+    assert modern.activation_bytes == pytest.approx(
+        s * b * h * (8 + split / t) + 2 * a * s * s * b / t
+    )
+    assert modern.forward_flops == recompute.layer_forward_flops(s, b, h) / t
+
+
+@pytest.mark.parametrize("mode", ["none", "selective", "full"])
+@pytest.mark.parametrize(("block", "attention"), [("gpt", "flash"), ("modern", "standard"),
+                                                  ("modern", "flash")])  # fmt: skip
+def test_measured_saved_bytes_of_the_other_rows(block, attention, mode):
+    """Autograd's saved tensors equal the model for FlashAttention (torch's CPU flash kernel) and
+    the modern block; the extra tensors are the norms' per-token fp32 statistics."""
+    torch = pytest.importorskip("torch")
+    s, b, h, a = 12, 3, 48, 4
+    torch.manual_seed(0)
+    layer = recompute.transformer_layer(
+        h, a, mode, block=block, attention=attention, dtype=torch.bfloat16, max_seq_len=16
+    )
+    x = torch.randn(s, b, h, dtype=torch.bfloat16, requires_grad=True)
+    excluded = [*layer.parameters(), *layer.buffers()]
+    saved = recompute.saved_tensor_bytes(layer, x, exclude=excluded)
+    if mode == "full":
+        stats = 0
+    elif block == "gpt":  # LayerNorm: mean and 1/σ per token, two norms, in the input's dtype
+        stats = 4 * s * b * 2
+    else:  # RMSNorm: one fp32 1/rms per token, two norms
+        stats = 2 * s * b * 4
+    model = recompute.layer_activations(s, b, h, a, mode=mode, block=block, attention=attention)
+    assert saved.n_bytes == model.activation_bytes + stats
+
+
+def test_modern_block_gradients_agree_across_modes_and_attentions():
+    torch = pytest.importorskip("torch")
+    from gpuperf.tolerances import tolerance
+
+    s, b, h, a = 10, 2, 24, 4
+    x = torch.randn(s, b, h)
+    grads = {}
+    for attention in recompute.ATTENTIONS:
+        for mode in recompute.RECOMPUTE_MODES:
+            torch.manual_seed(1)
+            layer = recompute.transformer_layer(
+                h, a, mode, block="modern", attention=attention, max_seq_len=16
+            )
+            xi = x.clone().requires_grad_(True)
+            layer(xi).square().sum().backward()
+            grads[attention, mode] = xi.grad
+    rtol, atol = tolerance("fp32")
+    for grad in grads.values():
+        torch.testing.assert_close(grad, grads["standard", "none"], rtol=rtol, atol=atol)
+
+
+def test_the_fused_rms_norm_matches_torch_and_its_gradient_is_right():
+    torch = pytest.importorskip("torch")
+    from gpuperf.recompute import _rms_norm_function
+
+    rms_norm = _rms_norm_function(torch)
+    x = torch.randn(5, 3, 12, dtype=torch.float64, requires_grad=True)
+    w = torch.randn(12, dtype=torch.float64, requires_grad=True)
+    reference = torch.nn.functional.rms_norm(x, (12,), w, eps=1e-6)
+    torch.testing.assert_close(rms_norm(x, w), reference)
+    assert torch.autograd.gradcheck(rms_norm, (x, w))
+
+
+def test_offloading_by_hand():
+    from gpuperf import hardware
+
+    h100 = chip("H100-SXM")
+    s, b, h, a = 2048, 1, 4096, 32
+    plan = recompute.activation_offload(s, b, h, a, "H100-SXM", attention="flash")
+    kept = s * b * h * 34 + 4 * a * s * b
+    assert plan.bytes_per_layer == kept
+    assert plan.link_bandwidth == h100.host_link_bandwidth == hardware.pcie_bandwidth(5)
+    forward = 24 * b * s * h * h + 4 * b * s * s * h
+    assert plan.forward_time_s == pytest.approx(forward / h100.peak_flops("bf16"))
+    assert plan.transfer_time_s == pytest.approx(kept / hardware.pcie_bandwidth(5))
+    assert not plan.hidden and plan.exposed_time_s > 0
+    c2c = recompute.activation_offload(
+        s, b, h, a, "H100-SXM", hardware.NVLINK_C2C_BIDIRECTIONAL / 2, attention="flash"
+    )
+    assert c2c.hidden and c2c.exposed_time_s == 0
+    assert c2c.break_even_bandwidth == pytest.approx(kept / plan.forward_time_s)
+    # per layer the verdict does not depend on the micro-batch
+    assert recompute.activation_offload(
+        s, 8, h, a, "H100-SXM", attention="flash"
+    ).transfer_over_forward == pytest.approx(plan.transfer_over_forward)
+    # at 40 % of the peak the layer runs 2.5× longer: 2.5× more time to hide the copy
+    slow = recompute.activation_offload(s, b, h, a, "H100-SXM", attention="flash", utilization=0.4)
+    assert slow.transfer_over_forward == pytest.approx(plan.transfer_over_forward * 0.4)
+    full = recompute.activation_offload(s, b, h, a, "H100-SXM", mode="full")
+    assert full.bytes_per_layer == 2 * s * b * h
+
+
+@pytest.mark.parametrize(
+    ("call", "match"),
+    [
+        (lambda: recompute.layer_activation_terms("llama"), "block='llama' is not one of"),
+        (lambda: recompute.layer_activations(16, 1, 64, 8, attention="xformers"), "attention="),
+        (lambda: recompute.transformer_layer(64, 4, block="modern"), "multiple of 3"),
+        (lambda: recompute.transformer_layer(48, 16, block="modern"), "must be even"),
+        (lambda: recompute.transformer_layer(48, 4, block="modern", dropout=0.1), "no dropout"),
+        (lambda: recompute.selective_recompute_flops(16, 1, 64, early_stop="no"), "early_stop="),
+        (lambda: recompute.activation_offload(16, 1, 64, 8, "TPU-v5e"), "host-link bandwidth"),
+        (lambda: recompute.activation_offload(16, 1, 64, 8, "H100", utilization=1.5), "utiliz"),
+    ],
+)
+def test_new_arguments_are_checked(call, match):
+    with pytest.raises((ValueError, TypeError), match=match):
+        call()

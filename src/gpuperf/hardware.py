@@ -51,7 +51,7 @@ MAX_REGISTERS_PER_THREAD = 255
 #: designs whose per-tensor-core rate is published on its own, not only worked back from a peak:
 #: (FLOP/clk/SM, source key). Volta: 8 tensor cores × 64 FMA/clk (Volta whitepaper); Ampere
 #: GA100: 4 × 256 FMA/clk (A100: 432 tensor cores × 256 FMA × 2 × 1.41 GHz = 312 TFLOP/s);
-#: Hopper: 4 × 512 FMA/clk (H100 SXM: 528 × 512 × 2 × 1.83 GHz = 989 TFLOP/s), both in STAS.
+#: Hopper: 4 × 512 FMA/clk (H100 SXM: 528 × 512 × 2 × 1.83 GHz = 989.4 TFLOP/s), both in STAS.
 #: Other parts (T4, A10G, L4, RTX 4090, B200) have no entry: their rate is only derived from the
 #: peak and a clock, see :func:`gpuperf.parallelism.peak_decomposition`.
 TENSOR_FLOP_PER_CLOCK_PER_SM: Mapping[tuple[int, int], tuple[int, str]] = MappingProxyType(
@@ -324,6 +324,10 @@ NVLINK_BIDIRECTIONAL: Mapping[str, float] = MappingProxyType(
     {"NVLink 2": 300 * _G, "NVLink 3": 600 * _G, "NVLink 4": 900 * _G, "NVLink 5": 1800 * _G}
 )
 
+#: NVLink-C2C between the Grace CPU and the GPU of a Grace Hopper superchip (GH200), both
+#: directions summed as NVIDIA quotes it: 900 GB/s, "7× PCIe Gen5" (GH200-DS).
+NVLINK_C2C_BIDIRECTIONAL = 900 * _G
+
 #: Node-to-node networks, per direction per port (bytes/s), from seed 001's comparison table.
 NETWORK_BANDWIDTH: Mapping[str, float] = MappingProxyType(
     {
@@ -492,14 +496,17 @@ _CHIPS: tuple[Chip, ...] = (
         name="H100-SXM",
         vendor="NVIDIA",
         architecture="Hopper",
+        # Tensor peaks unrounded, as NVIDIA computes them (GLENN-H100's table: 528 tensor cores
+        # × 1024 FLOP/clk × 1.83 GHz = 989.4 TFLOP/s; TF32 half, FP8/INT8 twice); the datasheet
+        # rounds them to 495 / 989 / 1979. The H200 (same die and clocks) shares them.
         peak_flops_per_s={
             "fp64": 67 * _T,
             "fp32": 67 * _T,
-            "tf32": 495 * _T,
-            "fp16": 989 * _T,
-            "bf16": 989 * _T,
-            "fp8": 1979 * _T,
-            "int8": 1979 * _T,
+            "tf32": 494.7 * _T,
+            "fp16": 989.4 * _T,
+            "bf16": 989.4 * _T,
+            "fp8": 1978.9 * _T,
+            "int8": 1978.9 * _T,
         },
         memory_type="HBM3",
         hbm_bytes=80 * GB,
@@ -552,11 +559,11 @@ _CHIPS: tuple[Chip, ...] = (
         peak_flops_per_s={
             "fp64": 67 * _T,
             "fp32": 67 * _T,
-            "tf32": 495 * _T,
-            "fp16": 989 * _T,
-            "bf16": 989 * _T,
-            "fp8": 1979 * _T,
-            "int8": 1979 * _T,
+            "tf32": 494.7 * _T,
+            "fp16": 989.4 * _T,
+            "bf16": 989.4 * _T,
+            "fp8": 1978.9 * _T,
+            "int8": 1978.9 * _T,
         },
         memory_type="HBM3e",
         hbm_bytes=141 * GB,
@@ -569,7 +576,7 @@ _CHIPS: tuple[Chip, ...] = (
         sm_count=132,
         boost_clock_hz=1980e6,
         compute_capability=(9, 0),
-        sources=("H200", "STAS", "CUDAPG"),
+        sources=("H200", "STAS", "GLENN-H100", "CUDAPG"),
         notes="SXM. The H100's GH100 die with more and faster memory.",
         **_CC90,
     ),
@@ -787,6 +794,7 @@ __all__ = [
     "MAX_THREADS_PER_BLOCK",
     "NETWORK_BANDWIDTH",
     "NVLINK_BIDIRECTIONAL",
+    "NVLINK_C2C_BIDIRECTIONAL",
     "PCIE_GB_PER_S_PER_LANE",
     "SHARED_MEMORY_BYTES_PER_CLOCK_PER_SM",
     "SPECIAL_FUNCTION_OPS_PER_S",

@@ -220,6 +220,54 @@ MEASUREMENTS: tuple[Measurement, ...] = (
     _M("FSx Lustre throughput", 1.13 * GiB, "B/s", None, "gdsio", "PLAYBOOK"),
 )  # fmt: skip
 
+
+@dataclass(frozen=True)
+class OccupancySweep:
+    """A streaming kernel's bandwidth measured at rising occupancy (see
+    :data:`STREAM_READ_SWEEPS`). ``threads_per_sm[i]`` resident threads per SM, each with
+    ``bytes_per_thread`` in flight, drew ``bytes_per_s[i]``."""
+
+    chip: str
+    method: str
+    source: str
+    bytes_per_thread: int
+    threads_per_sm: tuple[int, ...]
+    bytes_per_s: tuple[float, ...]
+
+
+def _sweep(chip: str, method: str, *gbps: float) -> OccupancySweep:
+    # Two blocks per SM (a shared-memory spoiler allows no more) of 32, 64, ..., 1024 threads.
+    threads = tuple(2 * block for block in range(32, 1025, 32))
+    return OccupancySweep(chip, method, "GPUBENCH", 8, threads, tuple(v * GB for v in gbps))
+
+
+#: gpu-benches' gpu-stream ``read`` kernel (each thread loads one 8-byte double, one load in
+#: flight, and exits), swept from 3 % to 100 % occupancy: the H100 PCIe run of the README (CUDA
+#: 11.7) and the H200 run of gpu-stream/h200.txt (commit fd7091f, 2023-12-13; 132 SMs).
+STREAM_READ_SWEEPS: tuple[OccupancySweep, ...] = (
+    _sweep("H100-PCIe", "gpu-stream read, 2 blocks per SM, 8 B per thread",
+           96, 189, 277, 368, 449, 533, 612, 702, 764, 841, 908, 985, 1045, 1116, 1179, 1261,
+           1300, 1362, 1416, 1473, 1527, 1578, 1624, 1680, 1714, 1759, 1795, 1837, 1871, 1897,
+           1919, 1942),
+    _sweep("H200", "gpu-stream read, 2 blocks per SM, 8 B per thread",
+           123, 244, 361, 485, 588, 702, 805, 935, 1009, 1116, 1208, 1314, 1395, 1488, 1571,
+           1707, 1739, 1821, 1901, 1996, 2057, 2141, 2205, 2297, 2336, 2408, 2463, 2539, 2587,
+           2655, 2708, 2756),
+)  # fmt: skip
+
+
+def stream_read_sweep(chip: str) -> OccupancySweep:
+    """The occupancy sweep of :data:`STREAM_READ_SWEEPS` measured on ``chip`` (name or alias)."""
+    name = lookup_chip(chip).name
+    for sweep in STREAM_READ_SWEEPS:
+        if sweep.chip == name:
+            return sweep
+    raise ValueError(
+        f"chip={chip!r}: no occupancy sweep measured on {name}; measured on: "
+        f"{', '.join(s.chip for s in STREAM_READ_SWEEPS)}"
+    )
+
+
 #: Below this transfer size nvbandwidth's copies are latency-bound (seed 000/001).
 LATENCY_BOUND_BELOW_BYTES = 1e6
 

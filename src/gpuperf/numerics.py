@@ -34,7 +34,9 @@ Three consequences the chapter computes with it:
   which is why Tensor Cores take 16- and 8-bit inputs but accumulate in fp32.
 
 Limits: the formats here are the binary formats with subnormals; rounding is round to nearest,
-ties to even (what every cast in the chapter uses; stochastic rounding is out of scope). The
+ties to even (what every cast in the chapter uses). Other rounding modes (toward zero,
+stochastic), other summation orders and narrower accumulators are :mod:`gpuperf.summation`'s;
+block-scaled formats with E8M0 or E4M3 scales (MX, NVFP4) are :mod:`gpuperf.microscaling`'s. The
 accumulation model adds exact products (a product of two 16- or 8-bit numbers is exact in fp32)
 in fp32 and rounds each partial sum to the accumulator format, as PyTorch's elementwise ops do;
 a hardware unit may order and round its additions differently, within the same bounds.

@@ -48,16 +48,22 @@ from .hardware import TENSOR_FLOP_PER_CLOCK_PER_SM, WARP_SIZE, Chip, chip
 from .measurements import Measurement, find
 
 __all__ = [
+    "COPY_MECHANISMS",
+    "CP_ASYNC_BYTES",
     "LOAD_WIDTHS_BYTES",
     "MAX_LOADS_IN_FLIGHT",
     "TENSOR_PRECISIONS",
+    "CopyParallelism",
+    "LoadedLatency",
     "MemoryParallelism",
     "PeakDecomposition",
     "achievable_bandwidth",
     "bytes_in_flight",
+    "copy_parallelism",
     "dram_bytes_per_clock_per_sm",
     "dram_latency",
     "flop_per_clock_per_sm",
+    "loaded_latency",
     "memory_parallelism",
     "peak_decomposition",
     "peak_flops_from_parts",
@@ -380,3 +386,214 @@ def achievable_bandwidth(
     in_flight = the_chip.sm_count * warps * WARP_SIZE * bytes_per_load * loads
     result = np.minimum(the_chip.hbm_bandwidth, in_flight / latency_s)
     return float(result) if result.ndim == 0 else result
+
+
+# --- latency under load, and copies that do not need a warp per load ---------------------------
+
+
+@dataclass(frozen=True)
+class LoadedLatency:
+    """Little's law read off a measured occupancy sweep (:data:`gpuperf.measurements.
+    STREAM_READ_SWEEPS`): at each point, the bytes in flight (resident threads × bytes each has
+    outstanding) over the bandwidth measured is the time each load effectively took.
+
+    That *effective* latency includes everything that keeps a load's slot busy — the DRAM round
+    trip, queueing in the memory system, and the kernel's own turnaround (here a thread issues one
+    load, then its block retires and a new block starts) — which is exactly the latency Little's
+    law needs. ``unloaded_latency_s`` is the pointer-chase latency of the same SM generation.
+    """
+
+    chip_name: str
+    source: str
+    sm_count: int
+    hbm_bandwidth: float
+    bytes_per_thread: int
+    unloaded_latency_s: float
+    threads_per_sm: tuple[int, ...]
+    bandwidth: tuple[float, ...]
+
+    def __post_init__(self) -> None:
+        name_string("chip_name", self.chip_name)
+        name_string("source", self.source)
+        positive_int("sm_count", self.sm_count, maximum=10**6)
+        positive_float("hbm_bandwidth", self.hbm_bandwidth)
+        positive_int("bytes_per_thread", self.bytes_per_thread, maximum=1024)
+        positive_float("unloaded_latency_s", self.unloaded_latency_s)
+        if (
+            not isinstance(self.threads_per_sm, tuple)
+            or not isinstance(self.bandwidth, tuple)
+            or not self.threads_per_sm
+            or len(self.threads_per_sm) != len(self.bandwidth)
+        ):
+            raise ValueError("threads_per_sm and bandwidth must be equally long, non-empty tuples")
+        for threads in self.threads_per_sm:
+            positive_int("threads_per_sm", threads, maximum=4096)
+        for value in self.bandwidth:
+            positive_float("bandwidth", value)
+
+    @property
+    def bytes_in_flight_per_sm(self) -> tuple[float, ...]:
+        return tuple(float(t * self.bytes_per_thread) for t in self.threads_per_sm)
+
+    @property
+    def effective_latency_s(self) -> tuple[float, ...]:
+        """SMs × bytes in flight per SM / bandwidth, at every point of the sweep."""
+        return tuple(
+            self.sm_count * b / w
+            for b, w in zip(self.bytes_in_flight_per_sm, self.bandwidth, strict=True)
+        )
+
+    @property
+    def bandwidth_fraction(self) -> tuple[float, ...]:
+        """Measured bandwidth over the datasheet's, at every point."""
+        return tuple(w / self.hbm_bandwidth for w in self.bandwidth)
+
+    @property
+    def latency_ratio(self) -> tuple[float, ...]:
+        """Effective latency over the unloaded (pointer-chase) latency."""
+        return tuple(t / self.unloaded_latency_s for t in self.effective_latency_s)
+
+
+def loaded_latency(chip_name: str | Chip) -> LoadedLatency:
+    """The effective load latency along the measured occupancy sweep of ``chip_name`` (an H100
+    PCIe or an H200: the chips gpu-benches swept; others raise ``ValueError``)."""
+    from .measurements import STREAM_READ_SWEEPS, stream_read_sweep
+
+    the_chip = _gpu(chip_name)
+    swept = [s.chip for s in STREAM_READ_SWEEPS]
+    if the_chip.name not in swept:
+        raise ValueError(
+            f"chip_name={the_chip.name!r}: no occupancy sweep was measured on it; measured on: "
+            f"{', '.join(swept)}"
+        )
+    sweep = stream_read_sweep(the_chip.name)
+    return LoadedLatency(
+        chip_name=the_chip.name,
+        source=sweep.source,
+        sm_count=the_chip.sm_count,
+        hbm_bandwidth=the_chip.hbm_bandwidth,
+        bytes_per_thread=sweep.bytes_per_thread,
+        unloaded_latency_s=dram_latency(the_chip).value,
+        threads_per_sm=sweep.threads_per_sm,
+        bandwidth=sweep.bytes_per_s,
+    )
+
+
+#: How a kernel moves global memory toward the SM: a load into registers (``ldg``), an
+#: asynchronous copy into shared memory per thread (``cp.async``, LDGSTS, compute capability
+#: ≥ 8.0) or a bulk tensor copy issued by one thread (``tma``, ≥ 9.0).
+COPY_MECHANISMS: tuple[str, ...] = ("ldg", "cp.async", "tma")
+#: Bytes one cp.async (LDGSTS) copies per thread (CUDA Programming Guide, asynchronous copies).
+CP_ASYNC_BYTES: tuple[int, ...] = (4, 8, 16)
+_MIN_CC = {"ldg": (0, 0), "cp.async": (8, 0), "tma": (9, 0)}
+
+
+@dataclass(frozen=True)
+class CopyParallelism:
+    """Warps an SM needs to keep ``bytes_in_flight_per_sm`` outstanding with one copy mechanism.
+
+    ``ldg`` and ``cp.async``: each of a warp's 32 threads has ``copies_in_flight`` copies of
+    ``bytes_per_copy`` outstanding. ``tma``: one thread of one warp issues ``copies_in_flight``
+    tiles of ``bytes_per_copy`` each. ``landing_bytes_per_sm``: where the bytes wait — the
+    register file for ``ldg``, shared memory for the asynchronous copies.
+    """
+
+    chip_name: str
+    mechanism: str
+    bytes_in_flight_per_sm: float
+    bytes_per_copy: int
+    copies_in_flight: int
+    max_warps_per_sm: int
+    landing_bytes_per_sm: int
+
+    def __post_init__(self) -> None:
+        name_string("chip_name", self.chip_name)
+        choice("mechanism", self.mechanism, COPY_MECHANISMS)
+        positive_float("bytes_in_flight_per_sm", self.bytes_in_flight_per_sm)
+        positive_int("bytes_per_copy", self.bytes_per_copy, maximum=2**20)
+        positive_int("copies_in_flight", self.copies_in_flight, maximum=MAX_LOADS_IN_FLIGHT)
+        positive_int("max_warps_per_sm", self.max_warps_per_sm, maximum=1024)
+        positive_int("landing_bytes_per_sm", self.landing_bytes_per_sm, maximum=2**24)
+
+    @property
+    def issuing_threads_per_warp(self) -> int:
+        return 1 if self.mechanism == "tma" else WARP_SIZE
+
+    @property
+    def bytes_per_warp(self) -> int:
+        """Bytes one warp keeps outstanding."""
+        return self.issuing_threads_per_warp * self.bytes_per_copy * self.copies_in_flight
+
+    @property
+    def warps_needed(self) -> int:
+        return max(1, math.ceil(self.bytes_in_flight_per_sm / self.bytes_per_warp))
+
+    @property
+    def feasible(self) -> bool:
+        """Enough warps fit on the SM, and the bytes fit where they land."""
+        return self.warps_needed <= self.max_warps_per_sm and self.landing_share <= 1
+
+    @property
+    def landing_share(self) -> float:
+        """Bytes in flight per SM over the capacity of the place they land in."""
+        return self.bytes_in_flight_per_sm / self.landing_bytes_per_sm
+
+
+def copy_parallelism(
+    chip_name: str | Chip,
+    mechanism: str = "ldg",
+    bytes_per_copy: int = 16,
+    copies_in_flight: int = 1,
+    latency_s: float | None = None,
+    bandwidth: float | None = None,
+) -> CopyParallelism:
+    """Little's law for one copy mechanism: warps per SM to keep DRAM busy.
+
+    The bytes in flight per SM are bandwidth × ``latency_s`` / SMs (defaults: the chip's HBM
+    bandwidth and its generation's pointer-chase latency, :func:`dram_latency`; pass a latency
+    under load from :func:`loaded_latency` for the realistic case). ``bytes_per_copy``: 1, 2, 4,
+    8 or 16 for ``ldg``; 4, 8 or 16 for ``cp.async``; the tile's bytes (a multiple of 16, at most
+    the chip's shared memory per block) for ``tma``. ``copies_in_flight``: independent loads per
+    thread (``ldg``), outstanding copies per thread (``cp.async``, e.g. pipeline stages × copies
+    per stage) or tiles in flight (``tma``, the pipeline's stages). cp.async needs compute
+    capability 8.0, TMA 9.0.
+    """
+    the_chip = _gpu(chip_name)
+    mechanism = choice("mechanism", mechanism, COPY_MECHANISMS)
+    if the_chip.compute_capability < _MIN_CC[mechanism]:
+        major, minor = _MIN_CC[mechanism]
+        raise ValueError(
+            f"mechanism={mechanism!r} needs compute capability {major}.{minor}; "
+            f"chip_name={the_chip.name!r} has {the_chip.compute_capability[0]}."
+            f"{the_chip.compute_capability[1]}"
+        )
+    if mechanism == "ldg":
+        bytes_per_copy = choice("bytes_per_copy", bytes_per_copy, LOAD_WIDTHS_BYTES)
+    elif mechanism == "cp.async":
+        bytes_per_copy = choice("bytes_per_copy", bytes_per_copy, CP_ASYNC_BYTES)
+    else:
+        limit = the_chip.shared_memory_per_block_bytes
+        bytes_per_copy = positive_int("bytes_per_copy", bytes_per_copy, maximum=limit)
+        if bytes_per_copy % 16:
+            raise ValueError(
+                f"bytes_per_copy={bytes_per_copy} must be a multiple of 16 for a TMA tile "
+                f"(and at most {limit}, the shared memory of one block)"
+            )
+    copies = positive_int("copies_in_flight", copies_in_flight, maximum=MAX_LOADS_IN_FLIGHT)
+    latency = dram_latency(the_chip).value if latency_s is None else latency_s
+    latency = positive_float("latency_s", latency)
+    rate = the_chip.hbm_bandwidth if bandwidth is None else positive_float("bandwidth", bandwidth)
+    landing = (
+        4 * the_chip.registers_per_sm
+        if mechanism == "ldg"
+        else the_chip.shared_memory_per_sm_bytes
+    )
+    return CopyParallelism(
+        chip_name=the_chip.name,
+        mechanism=mechanism,
+        bytes_in_flight_per_sm=rate * latency / the_chip.sm_count,
+        bytes_per_copy=bytes_per_copy,
+        copies_in_flight=copies,
+        max_warps_per_sm=the_chip.max_threads_per_sm // WARP_SIZE,
+        landing_bytes_per_sm=landing,
+    )

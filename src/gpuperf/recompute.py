@@ -36,17 +36,45 @@ and 1-byte dropout masks, gives (:func:`layer_activation_terms` lists every tens
 The 5·a·s²·b part is the attention-score matrices (softmax output, its dropout mask, the dropout
 output): quadratic in ``s``. Tensor parallelism over ``t`` GPUs shards 24 of the 34 (and all of
 the scores) across the GPUs; sequence parallelism shards the remaining 10 along the sequence, so
-everything is divided by ``t``. *Selective* recomputation drops only the score matrices and
-rebuilds them in the backward pass from the kept Q and K (one QKᵀ matmul, 2·b·s²·h FLOPs, plus
-softmax and dropout); *full* recomputation keeps only the layer's input (2·s·b·h bytes) and runs
-the whole forward again (+1/3 of a training step's matmul FLOPs). :func:`layer_activations`
-returns the bytes and the FLOPs of each mode, :func:`recompute_mode_for_budget` the cheapest mode
-that fits a memory budget, and :func:`transformer_layer` builds the layer in torch so that
-:func:`saved_tensor_bytes` can check the count against what autograd really keeps. The counting
-is first principles; the practice of recomputing activations is the lecture's (seed 002).
+everything is divided by ``t`` (Korthikanti et al. 2022, "Reducing Activation Recomputation in
+Large Transformer Models", the source of this count). *Selective* recomputation drops only the
+score matrices and, in the backward pass, runs the checkpointed core attention again from the
+kept Q, K and V: QKᵀ, softmax, dropout (its mask replayed from the saved random state) and the
+product with V — two matmuls, 4·b·s²·h FLOPs, as Megatron-LM's checkpointed region does (the
+paper's §4.3; PyTorch's non-reentrant checkpoint stops early and skips the product with V,
+:func:`selective_recompute_flops`). Its cost is 4s/(72h + 12s) of a training step (the paper's
+"2.7 %" for GPT-3 is the same 4·b·s²·h over *one forward pass*, 4s/(24h + 4s)). *Full*
+recomputation keeps only the layer's input (2·s·b·h bytes) and runs the whole forward again
+(+1/3 of a training step's matmul FLOPs). :func:`layer_activations` returns the bytes and the
+FLOPs of each mode,
+:func:`recompute_mode_for_budget` the cheapest mode that fits a memory budget, and
+:func:`transformer_layer` builds the layer in torch so that :func:`saved_tensor_bytes` can check
+the count against what autograd really keeps; the practice of recomputing activations is also
+the lecture's (seed 002).
 
-Limits: identical layers; the peak ignores the gradient buffers and the transient workspace of
-each kernel; the pointwise model assumes the backward kernel is memory-bound and fused.
+**Two rows the formula's assumptions leave out.** The count assumes dropout, a 4h GELU MLP,
+LayerNorm and an attention that materialises its scores. *FlashAttention* (Dao et al. 2022)
+never stores the 5·a·s²·b: it keeps Q, K, V, its output and one fp32 log-sum-exp per query row
+and head (4·a·s·b bytes) and recomputes the scores tile by tile in its own backward (QKᵀ again,
+2·b·s²·h FLOPs, half of what selective recomputation re-runs), so selective recomputation has
+nothing left to drop. A *modern block* (Llama-style: RMSNorm, rotary embeddings, a SwiGLU MLP of
+width f = 8h/3, no dropout, no biases) keeps 12 + 4 + 8·f/h = 37⅓ bytes per s·b·h element plus
+2·a·s²·b of softmax output (no dropout masks or dropout outputs); its matmul FLOPs equal the GPT
+layer's (three f-wide matmuls, 6·b·s·h·f = 16·b·s·h² at f = 8h/3). ``block`` and ``attention``
+select the four combinations; :func:`layer_activation_terms` lists every tensor of each.
+
+**Offloading instead of recomputing.** A layer's kept activations can be copied to host memory
+during the forward pass and back during the backward (:func:`activation_offload`): free if the
+copy hides behind the layer's compute, i.e. if bytes / host-link bandwidth ≤ the layer's FLOPs /
+the chip's peak. Per layer the ratio is independent of the batch: 34·P / (B·(24h + 4s)) with the
+scores dropped (P the peak, B the link's bandwidth per direction), so at h = 4096, s = 2048 on an
+H100 PCIe Gen5 (63 GB/s per direction) cannot hide it, while NVLink-C2C (450 GB/s per direction
+on a Grace Hopper superchip) can.
+
+Limits: identical layers; multi-head attention only (grouped-query attention would shrink K and
+V); the peak ignores the gradient buffers and the transient workspace of each kernel; the
+pointwise model assumes the backward kernel is memory-bound and fused; the offload model assumes
+the copies overlap perfectly with compute and ignores their share of HBM bandwidth.
 :func:`saved_tensor_bytes` measures, rather than models, the bytes autograd keeps for backward.
 """
 
@@ -336,8 +364,10 @@ RECOMPUTE_MODES: tuple[str, ...] = ("none", "selective", "full")
 class ActivationTerm:
     """One tensor a transformer layer keeps for its backward pass.
 
-    Its size is ``sbh_bytes``·s·b·h + ``as2b_bytes``·a·s²·b bytes (16-bit values: 2 bytes per
-    element; dropout masks: 1 byte). ``tensor_parallel``: split across the ``t`` GPUs of tensor
+    Its size is ``sbh_bytes``·s·b·h + ``as2b_bytes``·a·s²·b + ``asb_bytes``·a·s·b bytes (16-bit
+    values: 2 bytes per element; dropout masks: 1 byte; FlashAttention's fp32 log-sum-exp: 4
+    bytes per query row and head, its only ``asb`` term). ``tensor_parallel``: split across the
+    ``t`` GPUs of tensor
     parallelism (heads or the 4h MLP width are split); otherwise every GPU holds it all, unless
     sequence parallelism splits it along the sequence. ``selective``: dropped (and recomputed)
     by selective recomputation. ``layer_input``: the one tensor full recomputation keeps.
@@ -351,11 +381,12 @@ class ActivationTerm:
     tensor_parallel: bool
     selective: bool = False
     layer_input: bool = False
+    asb_bytes: float = 0.0
 
     def __post_init__(self) -> None:
         for label in ("block", "tensor", "needed_by"):
             name_string(label, getattr(self, label))
-        _non_negative(self, ("sbh_bytes", "as2b_bytes"))
+        _non_negative(self, ("sbh_bytes", "as2b_bytes", "asb_bytes"))
         for label in ("tensor_parallel", "selective", "layer_input"):
             object.__setattr__(self, label, flag(label, getattr(self, label)))
 
@@ -388,16 +419,71 @@ _TERMS: tuple[ActivationTerm, ...] = (
 )  # fmt: skip
 
 
-def layer_activation_terms() -> tuple[ActivationTerm, ...]:
+#: FlashAttention keeps no score-sized tensor: its backward recomputes the scores tile by tile
+#: from Q, K and one fp32 log-sum-exp per query row and head (its dropout mask is replayed from
+#: the random-number state, not stored).
+_FLASH_LSE = ActivationTerm(_ATTN, "log-sum-exp of each score row (fp32, FlashAttention)",
+                            "FlashAttention's backward", 0, 0, True, asb_bytes=4)  # fmt: skip
+_RMS = "RMSNorm"
+#: SwiGLU width over h: 8/3 keeps the MLP's weights and FLOPs equal to a 4h GELU MLP's.
+SWIGLU_WIDTH = 8 / 3
+_F = 2 * SWIGLU_WIDTH  # 16-bit bytes of one f-wide tensor per s·b·h element: 16/3
+#: A Llama-style block: x → RMSNorm → QKV → RoPE(Q, K) → softmax(QKᵀ)·V → projection → + x →
+#: RMSNorm → SiLU(x·W_gate) ⊙ (x·W_up) → ·W_down → + (no dropout, no biases).
+_MODERN_TERMS: tuple[ActivationTerm, ...] = (
+    ActivationTerm(_RMS, "RMSNorm1 input (the layer's input x)", "RMSNorm1's backward", 2, 0,
+                   False, layer_input=True),
+    ActivationTerm(_ATTN, "RMSNorm1 output (input of the QKV projection)", "grad of W_QKV", 2, 0,
+                   False),
+    ActivationTerm(_ATTN, "Q and K after the rotary embedding", "QKᵀ's backward", 4, 0, True),
+    ActivationTerm(_ATTN, "softmax output = probabilities (no dropout)",
+                   "softmax's backward and grad of V", 0, 2, True, selective=True),
+    ActivationTerm(_ATTN, "V", "grad of the probabilities", 2, 0, True),
+    ActivationTerm(_ATTN, "attention output (input of the projection)", "grad of W_O", 2, 0,
+                   True),
+    ActivationTerm(_RMS, "RMSNorm2 input", "RMSNorm2's backward", 2, 0, False),
+    ActivationTerm(_MLP, "RMSNorm2 output (input of W_gate and W_up)", "grads of W_gate, W_up",
+                   2, 0, False),
+    ActivationTerm(_MLP, "gate x·W_gate (SiLU input, 8h/3 wide)", "SiLU's backward", _F, 0,
+                   True),
+    ActivationTerm(_MLP, "SiLU output (8h/3 wide)", "the product's backward", _F, 0, True),
+    ActivationTerm(_MLP, "up x·W_up (8h/3 wide)", "the product's backward", _F, 0, True),
+    ActivationTerm(_MLP, "SiLU(gate) ⊙ up (input of W_down, 8h/3 wide)", "grad of W_down", _F,
+                   0, True),
+)  # fmt: skip
+
+#: Transformer blocks :func:`layer_activation_terms` knows: GPT-2/3 style and Llama style.
+BLOCKS: tuple[str, ...] = ("gpt", "modern")
+#: Attention implementations: scores materialised in HBM, or FlashAttention.
+ATTENTIONS: tuple[str, ...] = ("standard", "flash")
+
+
+def _flash(terms: tuple[ActivationTerm, ...]) -> tuple[ActivationTerm, ...]:
+    """``terms`` with the score-sized tensors replaced by FlashAttention's log-sum-exp."""
+    kept = [t for t in terms if not t.as2b_bytes]
+    first = next(i for i, t in enumerate(terms) if t.as2b_bytes)
+    return (*kept[:first], _FLASH_LSE, *kept[first:])
+
+
+def layer_activation_terms(
+    block: str = "gpt", attention: str = "standard"
+) -> tuple[ActivationTerm, ...]:
     """Every tensor one transformer layer keeps for its backward pass, in forward order.
 
-    The coefficients add up to the layer's total: Σ ``sbh_bytes`` = 34 and Σ ``as2b_bytes`` = 5,
-    so a layer keeps s·b·h·(34 + 5·a·s/h) bytes. Of the 34, the ``tensor_parallel`` terms add up
-    to 24 (Q, K, V, the attention output and the two 4h MLP tensors) and the rest to 10. Not
-    counted: LayerNorm's per-token mean and 1/σ (2 values per token, negligible next to h) and
-    the weights (parameters, not activations).
+    ``block="gpt"``, ``attention="standard"`` (the defaults) is the layer of Korthikanti et al.:
+    Σ ``sbh_bytes`` = 34 and Σ ``as2b_bytes`` = 5, so a layer keeps s·b·h·(34 + 5·a·s/h) bytes;
+    of the 34, the ``tensor_parallel`` terms add up to 24 (Q, K, V, the attention output and the
+    two 4h MLP tensors) and the rest to 10. ``attention="flash"`` replaces the three score-sized
+    tensors by FlashAttention's fp32 log-sum-exp (4·a·s·b bytes). ``block="modern"`` (RMSNorm,
+    RoPE, SwiGLU of width 8h/3, no dropout): 37⅓·s·b·h + 2·a·s²·b, of which 29⅓ are split by
+    tensor parallelism and 8 are not. Not counted: the norms' per-token statistics (LayerNorm's
+    mean and 1/σ, RMSNorm's 1/rms: fp32, 1 or 2 values per token, negligible next to h) and the
+    weights (parameters, not activations).
     """
-    return _TERMS
+    block = choice("block", block, BLOCKS)
+    attention = choice("attention", attention, ATTENTIONS)
+    terms = _TERMS if block == "gpt" else _MODERN_TERMS
+    return _flash(terms) if attention == "flash" else terms
 
 
 @dataclass(frozen=True)
@@ -407,9 +493,11 @@ class LayerActivations:
     ``activation_bytes``: what the layer keeps from its forward to its backward pass;
     ``baseline_bytes``: the same without recomputation (mode ``"none"``), same parallelism.
     ``forward_flops``: the layer's forward matmul FLOPs per GPU, (24·b·s·h² + 4·b·s²·h)/t;
-    ``recompute_flops``: the matmul FLOPs the backward pass spends rebuilding what was dropped
-    (selective: QKᵀ, 2·b·s²·h/t; full: one forward). Pointwise FLOPs (softmax, dropout, GELU,
-    LayerNorm) are left out, as model-FLOP counts leave them out.
+    ``recompute_flops``: the matmul FLOPs the backward pass spends redoing forward work
+    (standard attention — selective: QKᵀ and the product with V again, 4·b·s²·h/t; full: one
+    forward. FlashAttention's own backward recomputes QKᵀ in every mode, 2·b·s²·h/t, on top of
+    full recomputation's forward). Pointwise FLOPs (softmax, dropout, activation, norms) are left
+    out, as model-FLOP counts leave them out.
     """
 
     seq_len: int
@@ -423,6 +511,8 @@ class LayerActivations:
     baseline_bytes: float
     forward_flops: float
     recompute_flops: float
+    block: str = "gpt"
+    attention: str = "standard"
 
     def __post_init__(self) -> None:
         for label in ("seq_len", "micro_batch", "hidden", "heads", "tensor_parallel"):
@@ -431,6 +521,8 @@ class LayerActivations:
             self, "sequence_parallel", flag("sequence_parallel", self.sequence_parallel)
         )
         object.__setattr__(self, "mode", choice("mode", self.mode, RECOMPUTE_MODES))
+        object.__setattr__(self, "block", choice("block", self.block, BLOCKS))
+        object.__setattr__(self, "attention", choice("attention", self.attention, ATTENTIONS))
         for label in ("activation_bytes", "baseline_bytes", "forward_flops"):
             object.__setattr__(self, label, positive_float(label, getattr(self, label)))
         _non_negative(self, ("recompute_flops",))
@@ -466,12 +558,38 @@ def layer_forward_flops(seq_len: int, micro_batch: int, hidden: int) -> float:
     """Matmul FLOPs of one layer's forward pass (all GPUs together): 24·b·s·h² + 4·b·s²·h.
 
     QKV projection 2·bs·h·3h, output projection 2·bs·h·h, fc1 and fc2 2·bs·h·4h each (24·bsh²);
-    QKᵀ and probabilities·V 2·b·s²·h each (4·bs²h, :func:`gpuperf.cost.attention_flops`).
+    QKᵀ and probabilities·V 2·b·s²·h each (4·bs²h, :func:`gpuperf.cost.attention_flops`). The
+    modern block's SwiGLU (three matmuls of 2·bs·h·8h/3) costs the same 16·bsh² as the GELU MLP.
     """
     s = positive_int("seq_len", seq_len)
     b = positive_int("micro_batch", micro_batch)
     h = positive_int("hidden", hidden)
     return 24.0 * b * s * h * h + 4.0 * b * s * s * h
+
+
+def selective_recompute_flops(
+    seq_len: int,
+    micro_batch: int,
+    hidden: int,
+    tensor_parallel: int = 1,
+    *,
+    early_stop: bool = False,
+) -> float:
+    """Matmul FLOPs per GPU that selective recomputation re-runs in the backward pass.
+
+    Megatron-LM checkpoints the core attention — QKᵀ, softmax, dropout and the product with V —
+    and re-runs the whole region: 2·b·s²·h for QKᵀ plus 2·b·s²·h for ·V, 4·b·s²·h/t
+    (Korthikanti et al. 2022, §4.3; the default, and what :func:`layer_activations` counts).
+    PyTorch's non-reentrant ``torch.utils.checkpoint`` stops recomputing as soon as every tensor
+    the backward needs is rebuilt (``early_stop=True``, its default behaviour): the region's
+    output is not among them, so the product with V is skipped and 2·b·s²·h/t remains.
+    """
+    s = positive_int("seq_len", seq_len)
+    b = positive_int("micro_batch", micro_batch)
+    h = positive_int("hidden", hidden)
+    t = positive_int("tensor_parallel", tensor_parallel)
+    matmuls = 1 if flag("early_stop", early_stop) else 2
+    return matmuls * 2.0 * b * s * s * h / t
 
 
 def layer_activations(
@@ -482,19 +600,25 @@ def layer_activations(
     tensor_parallel: int = 1,
     sequence_parallel: bool = False,
     mode: str = "none",
+    *,
+    block: str = "gpt",
+    attention: str = "standard",
 ) -> LayerActivations:
     """Bytes one transformer layer keeps per GPU, and its FLOPs, in recompute ``mode``.
 
-    Sums :func:`layer_activation_terms`: with tensor parallelism ``t`` the ``tensor_parallel``
-    terms are divided by t; with ``sequence_parallel`` all terms are. In closed form, with
-    tensor parallelism alone / with sequence parallelism too::
+    Sums :func:`layer_activation_terms` (``block``, ``attention``): with tensor parallelism
+    ``t`` the ``tensor_parallel`` terms are divided by t; with ``sequence_parallel`` all terms
+    are. In closed form for the default GPT layer with standard attention, with tensor
+    parallelism alone / with sequence parallelism too::
 
         none       s·b·h·(10 + 24/t + 5·a·s/(h·t))   /   s·b·h·(34 + 5·a·s/h)/t
         selective  s·b·h·(10 + 24/t)                 /   34·s·b·h/t
         full       2·s·b·h                           /   2·s·b·h/t
 
-    ``heads`` must divide ``hidden`` and ``tensor_parallel`` must divide ``heads`` (each GPU
-    gets whole heads); with ``sequence_parallel``, ``tensor_parallel`` must divide ``seq_len``.
+    With ``attention="flash"`` the 5·a·s/h becomes 4·a/h (the log-sum-exp) and selective keeps
+    what none keeps: there is no score matrix left to drop. ``heads`` must divide ``hidden``
+    and ``tensor_parallel`` must divide ``heads`` (each GPU gets whole heads); with
+    ``sequence_parallel``, ``tensor_parallel`` must divide ``seq_len``.
     """
     s = positive_int("seq_len", seq_len)
     b = positive_int("micro_batch", micro_batch)
@@ -503,6 +627,7 @@ def layer_activations(
     t = positive_int("tensor_parallel", tensor_parallel)
     sp = flag("sequence_parallel", sequence_parallel)
     mode = choice("mode", mode, RECOMPUTE_MODES)
+    terms = layer_activation_terms(block, attention)
     if h % a:
         raise ValueError(f"heads={a} must divide hidden={h} (head dim = hidden / heads)")
     if a % t:
@@ -513,19 +638,28 @@ def layer_activations(
         )
 
     def size(term: ActivationTerm) -> float:
-        n_bytes = term.sbh_bytes * s * b * h + term.as2b_bytes * a * s * s * b
+        n_bytes = (
+            term.sbh_bytes * s * b * h
+            + term.as2b_bytes * a * s * s * b
+            + term.asb_bytes * a * s * b
+        )
         return n_bytes / t if (term.tensor_parallel or sp) else n_bytes
 
-    baseline = sum(size(term) for term in _TERMS)
+    baseline = sum(size(term) for term in terms)
     forward = layer_forward_flops(s, b, h) / t
+    # FlashAttention's backward recomputes QKᵀ (2·b·s²·h) in every mode; standard attention's
+    # backward reads the stored probabilities instead.
+    own = 2.0 * b * s * s * h / t if attention == "flash" else 0.0
     if mode == "none":
-        kept, recompute_flops = baseline, 0.0
+        kept, recompute_flops = baseline, own
     elif mode == "selective":
-        kept = sum(size(term) for term in _TERMS if not term.selective)
-        recompute_flops = 2.0 * b * s * s * h / t  # QKᵀ again; softmax and dropout are pointwise
+        kept = sum(size(term) for term in terms if not term.selective)
+        # The checkpointed core attention runs again: QKᵀ and the product with V, 2·b·s²·h
+        # FLOPs each (softmax and dropout are pointwise). With FlashAttention nothing is dropped.
+        recompute_flops = own if attention == "flash" else selective_recompute_flops(s, b, h, t)
     else:
-        kept = sum(size(term) for term in _TERMS if term.layer_input)
-        recompute_flops = forward
+        kept = sum(size(term) for term in terms if term.layer_input)
+        recompute_flops = forward + own
     return LayerActivations(
         seq_len=s,
         micro_batch=b,
@@ -538,6 +672,8 @@ def layer_activations(
         baseline_bytes=float(baseline),
         forward_flops=float(forward),
         recompute_flops=float(recompute_flops),
+        block=block,
+        attention=attention,
     )
 
 
@@ -550,17 +686,21 @@ def recompute_mode_for_budget(
     heads: int,
     tensor_parallel: int = 1,
     sequence_parallel: bool = False,
+    *,
+    block: str = "gpt",
+    attention: str = "standard",
 ) -> str | None:
     """The cheapest mode (fewest recompute FLOPs: none, selective, full) whose activation peak
     for ``n_layers`` layers (:meth:`LayerActivations.peak_bytes`) fits in ``budget_bytes``;
     ``None`` if even full recomputation does not fit (a smaller micro-batch or more
-    parallelism is needed)."""
+    parallelism is needed). ``block`` and ``attention`` as in :func:`layer_activations`."""
     budget = positive_float("budget_bytes", budget_bytes)
     n_layers = positive_int("n_layers", n_layers)
     for mode in RECOMPUTE_MODES:
         plan = layer_activations(
-            seq_len, micro_batch, hidden, heads, tensor_parallel, sequence_parallel, mode
-        )
+            seq_len, micro_batch, hidden, heads, tensor_parallel, sequence_parallel, mode,
+            block=block, attention=attention,
+        )  # fmt: skip
         if plan.peak_bytes(n_layers) <= budget:
             return mode
     return None
@@ -571,43 +711,97 @@ def transformer_layer(
     heads: int,
     mode: str = "none",
     *,
-    dropout: float = 0.1,
+    block: str = "gpt",
+    attention: str = "standard",
+    dropout: float | None = None,
+    max_seq_len: int = 4096,
     dtype: Any = None,
     device: Any = None,
 ) -> Any:
-    """A small pre-LayerNorm transformer layer (``torch.nn.Module``) that keeps exactly the
-    tensors of :func:`layer_activation_terms`, for measuring them with
+    """A small transformer layer (``torch.nn.Module``) that keeps exactly the tensors of
+    :func:`layer_activation_terms` (``block``, ``attention``), for measuring them with
     :func:`saved_tensor_bytes`.
 
-    It takes ``(seq, batch, hidden)`` input. Dropout is written as ``torch.where(keep, x/(1−p),
-    0)`` with a boolean ``keep`` mask, so the mask costs 1 byte per element on every device
-    (``torch.nn.functional.dropout`` keeps a mask in the input's dtype on a CPU). ``mode``
-    applies :mod:`torch.utils.checkpoint`: ``"selective"`` wraps scores → softmax → dropout →
-    ·V, ``"full"`` the whole layer. Besides the model's tensors autograd also keeps LayerNorm's
-    per-token mean and 1/σ (4 tensors of s·b values). Sizes: ``hidden`` ≤ 4096 (it is a
-    measuring device, not a model).
+    It takes ``(seq, batch, hidden)`` input. ``block="gpt"``: pre-LayerNorm, GELU MLP, dropout
+    (default ``dropout`` 0.1) written as ``torch.where(keep, x/(1−p), 0)`` with a boolean
+    ``keep`` mask, so a mask costs 1 byte per element on every device
+    (``torch.nn.functional.dropout`` keeps a mask in the input's dtype on a CPU).
+    ``block="modern"``: RMSNorm (a fused function that keeps its input and one fp32 1/rms per
+    token, as fused kernels do), rotary embeddings (their cos/sin tables are buffers of
+    ``max_seq_len`` rows, excluded like weights), a SwiGLU MLP of width 8·hidden/3 (``hidden``
+    a multiple of 3), no dropout and no biases. ``attention="flash"`` runs
+    ``torch.nn.functional.scaled_dot_product_attention`` without dropout (FlashAttention
+    replays its dropout mask from the random state rather than storing it); on a CPU torch's
+    flash kernel keeps Q, K, V, the output and the fp32 log-sum-exp, exactly the model.
+    ``mode`` applies :mod:`torch.utils.checkpoint`: ``"selective"`` wraps scores → softmax →
+    (dropout →) ·V (nothing with ``attention="flash"``: there is no score matrix to drop),
+    ``"full"`` the whole layer. Besides the model's tensors autograd keeps the norms'
+    per-token statistics: LayerNorm's mean and 1/σ (4 tensors of s·b fp32 values per layer),
+    RMSNorm's 1/rms (2). Sizes: ``hidden`` ≤ 4096 (it is a measuring device, not a model).
     """
     from .runtime import require
 
     hidden = positive_int("hidden", hidden, maximum=4096)
     heads = positive_int("heads", heads, maximum=hidden)
     mode = choice("mode", mode, RECOMPUTE_MODES)
-    p = positive_float("dropout", dropout, allow_zero=True, maximum=0.99)
+    block = choice("block", block, BLOCKS)
+    attention = choice("attention", attention, ATTENTIONS)
+    p = 0.1 if dropout is None and block == "gpt" else 0.0
+    if dropout is not None:
+        p = positive_float("dropout", dropout, allow_zero=True, maximum=0.99)
+    if block == "modern" and p:
+        raise ValueError(f"dropout={dropout!r}: the modern block has no dropout (pass None or 0)")
+    max_seq_len = positive_int("max_seq_len", max_seq_len, maximum=65536)
     if hidden % heads:
         raise ValueError(f"heads={heads} must divide hidden={hidden}")
+    head_dim = hidden // heads
+    if block == "modern" and hidden % 3:
+        raise ValueError(
+            f"hidden={hidden} must be a multiple of 3 for block='modern' (the SwiGLU width "
+            "8·hidden/3 must be a whole number)"
+        )
+    if block == "modern" and head_dim % 2:
+        raise ValueError(
+            f"heads={heads}: the head size hidden/heads = {head_dim} must be even for the "
+            "rotary embedding (block='modern')"
+        )
     torch = require("torch", "pip install torch")
     checkpoint = require("torch.utils.checkpoint", "pip install torch").checkpoint
-    head_dim = hidden // heads
+    functional = torch.nn.functional
+    options = {"dtype": dtype, "device": device}
+    rms_norm = _rms_norm_function(torch)
 
     def drop(x: Any) -> Any:
         # keep: bool, 1 byte per element, the only tensor where() saves for its backward
         keep = torch.rand(x.shape, device=x.device) >= p
         return torch.where(keep, x * (1.0 / (1.0 - p)), torch.zeros((), dtype=x.dtype))
 
-    class Layer(torch.nn.Module):
+    def core(q: Any, k: Any, v: Any) -> Any:
+        # q, k, v: (batch·heads, seq, head_dim); scores and probabilities: (b·a, s, s)
+        scores = torch.bmm(q, k.transpose(1, 2)) * head_dim**-0.5
+        probabilities = torch.softmax(scores, dim=-1)
+        return torch.bmm(drop(probabilities) if block == "gpt" else probabilities, v)
+
+    def attend(q: Any, k: Any, v: Any) -> Any:
+        """q, k, v: (s, b, a, d), contiguous; returns the (s, b, hidden) attention output."""
+        s, b = q.shape[:2]
+        if attention == "flash":
+            # (b, a, s, d) views; torch's CPU kernel returns its output in q's memory order,
+            # so the projection's input below is a view of the output it keeps, not a copy.
+            o = functional.scaled_dot_product_attention(
+                *(t.permute(1, 2, 0, 3) for t in (q, k, v))
+            )
+            return o.permute(2, 0, 1, 3).reshape(s, b, hidden)
+        qs, ks, vs = (t.permute(1, 2, 0, 3).reshape(b * heads, s, head_dim) for t in (q, k, v))
+        if mode == "selective":
+            o = checkpoint(core, qs, ks, vs, use_reentrant=False)
+        else:
+            o = core(qs, ks, vs)
+        return o.reshape(b, heads, s, head_dim).permute(2, 0, 1, 3).reshape(s, b, hidden)
+
+    class GPTLayer(torch.nn.Module):
         def __init__(self) -> None:
             super().__init__()
-            options = {"dtype": dtype, "device": device}
             self.ln1 = torch.nn.LayerNorm(hidden, **options)
             self.qkv = torch.nn.Linear(hidden, 3 * hidden, **options)
             self.proj = torch.nn.Linear(hidden, hidden, **options)
@@ -615,24 +809,14 @@ def transformer_layer(
             self.fc1 = torch.nn.Linear(hidden, 4 * hidden, **options)
             self.fc2 = torch.nn.Linear(4 * hidden, hidden, **options)
 
-        def core(self, q: Any, k: Any, v: Any) -> Any:
-            # q, k, v: (batch·heads, seq, head_dim); scores and probabilities: (b·a, s, s)
-            scores = torch.bmm(q, k.transpose(1, 2)) * head_dim**-0.5
-            return torch.bmm(drop(torch.softmax(scores, dim=-1)), v)
-
         def body(self, x: Any) -> Any:
             s, b, _ = x.shape
             q, k, v = (
-                t.reshape(s, b * heads, head_dim).transpose(0, 1).contiguous()
+                t.reshape(s, b, heads, head_dim).contiguous()
                 for t in self.qkv(self.ln1(x)).split(hidden, dim=-1)
             )
-            if mode == "selective":
-                o = checkpoint(self.core, q, k, v, use_reentrant=False)
-            else:
-                o = self.core(q, k, v)
-            o = o.transpose(0, 1).reshape(s, b, hidden)
-            x = x + drop(self.proj(o))
-            mlp = self.fc2(torch.nn.functional.gelu(self.fc1(self.ln2(x))))
+            x = x + drop(self.proj(attend(q, k, v)))
+            mlp = self.fc2(functional.gelu(self.fc1(self.ln2(x))))
             return x + drop(mlp)
 
         def forward(self, x: Any) -> Any:
@@ -640,17 +824,209 @@ def transformer_layer(
                 return checkpoint(self.body, x, use_reentrant=False)
             return self.body(x)
 
-    return Layer()
+    class ModernLayer(torch.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            width = hidden * 8 // 3
+            self.norm1 = torch.nn.Parameter(torch.ones(hidden, **options))
+            self.norm2 = torch.nn.Parameter(torch.ones(hidden, **options))
+            self.qkv = torch.nn.Linear(hidden, 3 * hidden, bias=False, **options)
+            self.proj = torch.nn.Linear(hidden, hidden, bias=False, **options)
+            self.gate = torch.nn.Linear(hidden, width, bias=False, **options)
+            self.up = torch.nn.Linear(hidden, width, bias=False, **options)
+            self.down = torch.nn.Linear(width, hidden, bias=False, **options)
+            # Rotary tables (max_seq_len, 1, 1, head_dim): positions only, shared by layers.
+            inverse = 10000.0 ** (-torch.arange(0, head_dim, 2, device=device) / head_dim)
+            angles = torch.outer(torch.arange(max_seq_len, device=device), inverse)
+            angles = torch.cat((angles, angles), dim=-1)[:, None, None, :]
+            self.register_buffer("cos", angles.cos().to(dtype or torch.float32))
+            self.register_buffer("sin", angles.sin().to(dtype or torch.float32))
+
+        def rope(self, x: Any) -> Any:
+            # x: (s, b, a, d). Multiplying by the tables saves only the tables (buffers).
+            s = x.shape[0]
+            half = x.shape[-1] // 2
+            rotated = torch.cat((-x[..., half:], x[..., :half]), dim=-1)
+            return x * self.cos[:s] + rotated * self.sin[:s]
+
+        def body(self, x: Any) -> Any:
+            s, b, _ = x.shape
+            if s > max_seq_len:
+                raise ValueError(f"seq_len={s} exceeds max_seq_len={max_seq_len}")
+            q, k, v = (
+                t.reshape(s, b, heads, head_dim)
+                for t in self.qkv(rms_norm(x, self.norm1)).split(hidden, dim=-1)
+            )
+            x = x + self.proj(attend(self.rope(q), self.rope(k), v.contiguous()))
+            y = rms_norm(x, self.norm2)
+            return x + self.down(functional.silu(self.gate(y)) * self.up(y))
+
+        def forward(self, x: Any) -> Any:
+            if mode == "full":
+                return checkpoint(self.body, x, use_reentrant=False)
+            return self.body(x)
+
+    return GPTLayer() if block == "gpt" else ModernLayer()
+
+
+def _rms_norm_function(torch: Any) -> Callable[[Any, Any], Any]:
+    """RMSNorm as a fused autograd function: keeps its input and one fp32 1/rms per token
+    (torch's own ``rms_norm`` keeps fp32 copies of a 16-bit input on a CPU)."""
+
+    class RMSNorm(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx: Any, x: Any, weight: Any) -> Any:
+            wide = torch.promote_types(x.dtype, torch.float32)  # fp32, or fp64 for fp64 input
+            inverse_rms = torch.rsqrt(x.to(wide).square().mean(-1, keepdim=True) + 1e-6)
+            ctx.save_for_backward(x, weight, inverse_rms)
+            return (x.to(wide) * inverse_rms).to(x.dtype) * weight
+
+        @staticmethod
+        def backward(ctx: Any, grad: Any) -> Any:
+            # y = x̂·w with x̂ = x·r, r = 1/√(mean(x²) + ε):
+            # dx = r·(g_x̂ − x̂·mean(g_x̂·x̂)), g_x̂ = g·w; dw = Σ_tokens g·x̂
+            x, weight, inverse_rms = ctx.saved_tensors
+            wide = inverse_rms.dtype
+            normalized = x.to(wide) * inverse_rms
+            grad_normalized = grad.to(wide) * weight.to(wide)
+            mean = (grad_normalized * normalized).mean(-1, keepdim=True)
+            grad_x = inverse_rms * (grad_normalized - normalized * mean)
+            grad_weight = (grad.to(wide) * normalized).reshape(-1, x.shape[-1]).sum(0)
+            return grad_x.to(x.dtype), grad_weight.to(weight.dtype)
+
+    return RMSNorm.apply
+
+
+# --- offloading activations to the host instead of recomputing them --------------------------
+
+
+@dataclass(frozen=True)
+class ActivationOffload:
+    """One layer's kept activations copied to the host in the forward pass and back in the
+    backward pass, against the time of that layer's work (per GPU).
+
+    ``bytes_per_layer`` cross the host link once each way; the copy to the host must hide behind
+    the layer's forward (``forward_time_s`` = forward FLOPs / (peak × ``utilization``)) and the
+    copy back behind its backward (twice as long), so the forward is the binding side.
+    """
+
+    chip_name: str
+    link: str
+    mode: str
+    bytes_per_layer: float
+    link_bandwidth: float
+    forward_flops: float
+    peak_flops_per_s: float
+    utilization: float
+
+    def __post_init__(self) -> None:
+        for label in ("chip_name", "link"):
+            name_string(label, getattr(self, label))
+        object.__setattr__(self, "mode", choice("mode", self.mode, RECOMPUTE_MODES))
+        for label in ("bytes_per_layer", "link_bandwidth", "forward_flops", "peak_flops_per_s"):
+            object.__setattr__(self, label, positive_float(label, getattr(self, label)))
+        object.__setattr__(
+            self, "utilization", positive_float("utilization", self.utilization, maximum=1.0)
+        )
+
+    @property
+    def transfer_time_s(self) -> float:
+        """bytes / link bandwidth: one direction (to the host, or back)."""
+        return self.bytes_per_layer / self.link_bandwidth
+
+    @property
+    def forward_time_s(self) -> float:
+        """The layer's forward matmul FLOPs at ``utilization`` × the chip's peak."""
+        return self.forward_flops / (self.peak_flops_per_s * self.utilization)
+
+    @property
+    def transfer_over_forward(self) -> float:
+        """transfer time / forward time: ≤ 1 means the copy can hide behind the compute."""
+        return self.transfer_time_s / self.forward_time_s
+
+    @property
+    def hidden(self) -> bool:
+        return self.transfer_over_forward <= 1.0
+
+    @property
+    def exposed_time_s(self) -> float:
+        """Copy time that does not hide behind the forward (0 when ``hidden``)."""
+        return max(0.0, self.transfer_time_s - self.forward_time_s)
+
+    @property
+    def break_even_bandwidth(self) -> float:
+        """The host-link bandwidth (bytes/s per direction) at which the copy just hides."""
+        return self.bytes_per_layer / self.forward_time_s
+
+
+def activation_offload(
+    seq_len: int,
+    micro_batch: int,
+    hidden: int,
+    heads: int,
+    chip: str | Chip,
+    link_bandwidth: float | None = None,
+    *,
+    mode: str = "none",
+    block: str = "gpt",
+    attention: str = "standard",
+    tensor_parallel: int = 1,
+    sequence_parallel: bool = False,
+    precision: str = "bf16",
+    utilization: float = 1.0,
+) -> ActivationOffload:
+    """Can a layer's kept activations go to host memory and back without costing time?
+
+    The bytes are :func:`layer_activations` in ``mode`` (``"none"``: everything the layer keeps;
+    ``"full"``: only the layer's input, the checkpoint); ``link_bandwidth`` is bytes/s per
+    direction (default: the chip's host link, e.g. PCIe Gen5 x16, 63 GB/s, for an H100;
+    :data:`gpuperf.hardware.NVLINK_C2C_BIDIRECTIONAL` / 2 for a Grace Hopper superchip). The
+    compute time is the layer's forward matmul FLOPs at ``utilization`` (≤ 1) × the chip's
+    ``precision`` peak: at the peak (the default) the test is the hardest; a layer running at 40 %
+    of the peak hides 2.5× more. Per layer bytes/FLOPs does not depend on the micro-batch, so
+    neither does the verdict.
+    """
+    the_chip = hardware.chip(chip)
+    plan = layer_activations(
+        seq_len, micro_batch, hidden, heads, tensor_parallel, sequence_parallel, mode,
+        block=block, attention=attention,
+    )  # fmt: skip
+    precision = check_precision(precision)
+    if link_bandwidth is None:
+        if the_chip.host_link_bandwidth is None:
+            raise ValueError(
+                f"chip={the_chip.name!r} has no host-link bandwidth in the table: pass "
+                "link_bandwidth (bytes/s per direction)"
+            )
+        bandwidth, link = the_chip.host_link_bandwidth, the_chip.host_link
+    else:
+        bandwidth = positive_float("link_bandwidth", link_bandwidth)
+        link = f"{bandwidth / 1e9:g} GB/s per direction"
+    return ActivationOffload(
+        chip_name=the_chip.name,
+        link=link,
+        mode=mode,
+        bytes_per_layer=plan.activation_bytes,
+        link_bandwidth=bandwidth,
+        forward_flops=plan.forward_flops,
+        peak_flops_per_s=the_chip.peak_flops(precision),
+        utilization=positive_float("utilization", utilization, maximum=1.0),
+    )
 
 
 __all__ = [
+    "ATTENTIONS",
     "BACKWARD_PER_FORWARD",
+    "BLOCKS",
     "RECOMPUTE_MODES",
+    "SWIGLU_WIDTH",
+    "ActivationOffload",
     "ActivationTerm",
     "Checkpointing",
     "LayerActivations",
     "RecomputeOrStore",
     "SavedTensors",
+    "activation_offload",
     "best_checkpoint_every",
     "checkpointing",
     "layer_activation_terms",
@@ -659,5 +1035,6 @@ __all__ = [
     "recompute_mode_for_budget",
     "recompute_or_store",
     "saved_tensor_bytes",
+    "selective_recompute_flops",
     "transformer_layer",
 ]
