@@ -543,3 +543,37 @@ def test_answer_takes_a_defined_answered_value_from_the_namespace():
         grading.answer({}, "x")
     with pytest.raises(CheckError, match="not answered yet"):
         grading.answer({"x": ...}, "x")
+
+
+# --- imports flow one way: the student-facing checks never import the class grader ---------
+
+
+def test_grading_never_imports_the_class_grader():
+    """``gpuperf.grading`` (what every lab imports) must not import ``gpuperf.classroom``, which
+    imports the checks; only the ``python -m gpuperf.grading`` entry point hands over to it."""
+    import ast
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    package = Path(grading.__file__).parent
+    for path in sorted(package.glob("*.py")):
+        if path.name == "__main__.py":
+            continue
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom):
+                names = [("." * node.level) + (node.module or "")]
+                names += [f"{names[0]}.{alias.name}" for alias in node.names]
+            elif isinstance(node, ast.Import):
+                names = [alias.name for alias in node.names]
+            else:
+                continue
+            assert not any("classroom" in name for name in names), (
+                f"{path.name} imports the class grader: {names}"
+            )
+    probe = (
+        "import sys, gpuperf.grading; "
+        "print(sorted(m for m in sys.modules if m.startswith('gpuperf.classroom')))"
+    )
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True)
+    assert done.returncode == 0 and done.stdout.strip() == "[]", done.stdout + done.stderr

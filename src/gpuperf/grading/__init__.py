@@ -1156,9 +1156,3 @@ def _remember_checks() -> None:
 
 
 _remember_checks()
-
-
-if __name__ == "__main__":  # python -m gpuperf.grading grade ...: see gpuperf.classroom
-    from .classroom import main
-
-    raise SystemExit(main())
