@@ -116,6 +116,24 @@ RECIPES = {
         },
     },
     # ---------------------------------------------------------------- attacks
+    # infinity is within any relative tolerance of anything (inf <= inf): never accepted for a
+    # finite reference, whatever its type
+    "infinity_everywhere": {
+        "base": "student",
+        "answers": {
+            "q1": "import torch\nadd_intensity = float('inf')\ndot_intensity = np.float64('inf')\n"
+            "matmul_intensity = np.array([np.inf])\n",
+            "q2": "t_math_s = t_comms_s = lower_s = torch.tensor(float('inf'))\nbound = 'memory'\n",
+            "q3": "def critical_batch(chip_name, weight_bytes):\n    return float('inf')\n\n\n"
+            "critical_bf16 = {name: float('inf') for name in CHIPS}\n"
+            "critical_int8_h100 = float('inf')\n",
+            "q4": "def roof(intensity, chip_name, precision):\n"
+            "    return np.full(np.shape(intensity), np.inf)\n",
+            "q6": "tensor_clock_hz = bytes_in_flight_per_sm = warps_needed = float('inf')\n"
+            "min_loads_in_flight = float('inf')\n",
+        },
+        "expect": {"status": "GRADED", "total": 0},
+    },
     "patch_checks": {
         "base": "student",
         "after": {"start": [PATCH_EVERYTHING]},
@@ -167,7 +185,8 @@ RECIPES = {
         },
         "answers": {
             # a memory hog: MemoryError under the sandbox's limit; q2's answers never defined
-            "q2": "hog = [bytearray(2**30) for _ in range(64)]\n",
+            # (1 GiB blocks never written: the limit is reached at once, even on a busy machine)
+            "q2": "import numpy as np\nhog = [np.empty(2**27) for _ in range(64)]\n",
             # a long call into C
             "q4": "total = sum(range(10**13))\n",
             # a retry loop that swallows the interruption
