@@ -4,13 +4,15 @@ Three classes are graded with the real command, each once per session:
 
 * **lab 1's regression class**, built from the lab's own notebooks with the recipes in
   ``tests/submissions/lab1_rooflines.py`` (honest ones and every known attack on a real lab),
-  with short time limits so that hanging cells cost seconds;
+  with a short cell limit and one hanging cell per submission, so that the hangs are waited
+  for in parallel;
 * **an attack class** on a small synthetic lab (``lab9_attacks``, four questions that need
   nothing heavier than torch): each attack of issue 22 beside an honest notebook, started from
   a course folder that holds the submissions, plus every kind of entry a submissions folder can
   hold (odd names, links, damaged files, copies), so each row can be checked;
 * **the five real labs**: solutions score full marks and untouched notebooks zero (printing no
-  traceback), and a kernel that zeroes its inputs scores nothing.
+  traceback), and a kernel that zeroes its inputs scores nothing (lab 1's solutions and
+  untouched notebook are part of its class above; labs 2 to 5 are graded all at once).
 
 Each row of ``grades.csv`` is then checked: honest submissions score as they should, each attack
 scores what it deserves (0 for what it tampered with, or UNGRADED "tampering detected"), crashes
@@ -44,8 +46,9 @@ LABS = ROOT / "labs"
 LAB = LABS / "lab1_rooflines"
 RECIPES = runpy.run_path(str(ROOT / "tests" / "submissions" / "lab1_rooflines.py"))["RECIPES"]
 QUESTIONS = ["q1", "q2", "q3", "q4", "q5", "q6"]
-#: Short limits for lab 1's class: its hanging cells must not cost minutes.
-TIMEOUT_S, CELL_TIMEOUT_S = "240", "15"
+#: Lab 1's class has cells that never end: each costs one cell limit, so the limit is short, yet
+#: ten times what an honest cell of lab 1 needs (a busy machine must not stop honest cells).
+TIMEOUT_S, CELL_TIMEOUT_S = "240", "30"
 #: Classes with no hanging cell get limits that are only hang guards (generous, for busy CI).
 GUARD_LIMITS = ("--timeout", "600", "--cell-timeout", "120")
 #: Hang guard of one grading command.
@@ -433,28 +436,26 @@ def make(n):
     return torch.zeros(1).expand(2**28)
 """
 
+# Answers that attack the checks, each in its own question: ±inf in three forms (q1), a write
+# past the end of an output (q3, what an unmasked store does: 1 of 2 cases), a view of 2**28
+# elements with the sandbox's own size check switched off (q4).
+BAD_ANSWERS = {
+    "q1": "value = torch.tensor(float('inf'))\n"
+    "table = {'a': np.float64('inf'), 'b': np.array([np.inf])}\n",
+    "q3": SPILL,
+    "q4": HUGE_VIEW,
+}
+#: The class: honest notebooks and attacks, what each must score (per question) and its status.
 ATTACKS = {
-    "right": {"answers": SYNTHETIC_SOLUTIONS, "status": "GRADED", "total": 8},
-    "untouched": {"status": "GRADED", "total": 0},
-    "twin": {"answers": SYNTHETIC_SOLUTIONS, "status": "GRADED", "total": 8},
-    "spill": {
-        "answers": SYNTHETIC_SOLUTIONS | {"q3": SPILL},
-        "status": "GRADED",
-        "total": 7,
-    },
-    "infinity": {
-        "answers": {
-            "q1": "value = torch.tensor(float('inf'))\n"
-            "table = {'a': np.float64('inf'), 'b': np.array([np.inf])}\n"
-        },
-        "status": "GRADED",
-        "total": 0,
-    },
-    "huge_view": {"answers": {"q4": HUGE_VIEW}, "status": "GRADED", "total": 0},
-    "copy_classmate": {"after": [COPY_CLASSMATE], "status": "GRADED", "total": 0},
-    "link_everything": {"start": [LINK_EVERYTHING], "status": "GRADED", "total": 0},
-    "forged_canary": {"start": [FORGED_CANARY], "status": "UNGRADED", "total": 0},
-    "deep_json_canary": {"start": [DEEP_JSON_CANARY], "status": "UNGRADED", "total": 0},
+    "right": {"answers": SYNTHETIC_SOLUTIONS, "scores": [2, 2, 2, 2]},
+    "untouched": {"scores": [0, 0, 0, 0]},
+    "twin": {"answers": SYNTHETIC_SOLUTIONS, "scores": [2, 2, 2, 2]},
+    "bad_answers": {"answers": BAD_ANSWERS, "scores": [0, 0, 1, 0]},
+    # out of the sandbox: links to a file outside, a classmate's notebook read from the folder
+    # the command was started from
+    "escape": {"start": [LINK_EVERYTHING], "after": [COPY_CLASSMATE], "scores": [0, 0, 0, 0]},
+    "forged_canary": {"start": [FORGED_CANARY], "scores": [0, 0, 0, 0], "tampering": True},
+    "deep_json_canary": {"start": [DEEP_JSON_CANARY], "scores": [0, 0, 0, 0], "tampering": True},
 }
 #: Names that collide once cleaned up, start with a formula character or a dot, or shout.
 ODD_NAMES = ["x y", "x_y", "x_y-2", ".dotted", "+1+2", "@SUM(A1)", "=1+1", "-x"]
@@ -540,16 +541,24 @@ def test_attack_scores_what_it_deserves(attacked_class, name: str) -> None:
     (``right`` scores 8/8), ±inf in any form is refused, a view of 2**28 elements costs the
     grader no memory, a classmate's notebook is out of sight wherever the command is started,
     links in the sandbox lead nowhere, and a forged or unparsable canary is tampering."""
-    if name == "copy_classmate" and sandbox.mechanism() != "bwrap":
+    if name == "escape" and sandbox.mechanism() != "bwrap":
         pytest.skip("the fallback sandbox does not hide the file system (documented)")
     rows, out, *_ = attacked_class
     row, attack = rows[name], ATTACKS[name]
     log = (out / name / "grading.log").read_text()
     results = results_of(out, name)
-    assert row["status"] == attack["status"], f"{name}: {row}\n{log}"
-    assert results["total"] == attack["total"], f"{name}: {results['questions']}\n{log}"
-    if attack["status"] == "UNGRADED":
-        assert row["reason"].startswith("tampering detected"), row
+    scores = [results["questions"][q]["score"] for q in SYNTHETIC_TESTS]
+    assert scores == attack["scores"], f"{name}: {results['questions']}\n{log}"
+    if attack.get("tampering"):
+        assert row["status"] == "UNGRADED" and row["reason"].startswith("tampering detected"), row
+    else:
+        assert row["status"] == "GRADED" and not results["tampering"], f"{name}: {row}\n{log}"
+
+
+def test_infinity_is_refused_in_every_form(attacked_class) -> None:
+    _, out, *_ = attacked_class
+    for case in results_of(out, "bad_answers")["questions"]["q1"]["cases"]:
+        assert "is infinite" in case["output"], case["output"][-800:]
 
 
 def test_a_replayed_canary_is_caught_by_its_challenge(attacked_class) -> None:
@@ -563,7 +572,7 @@ def test_a_replayed_canary_is_caught_by_its_challenge(attacked_class) -> None:
 def test_a_huge_answer_never_reaches_the_graders_memory(attacked_class) -> None:
     _, out, *_ = attacked_class
     honest = results_of(out, "right")["grader_max_rss_mb"]
-    attacked = results_of(out, "huge_view")
+    attacked = results_of(out, "bad_answers")
     assert attacked["grader_max_rss_mb"] < honest + 200, (honest, attacked["grader_max_rss_mb"])
     (case,) = attacked["questions"]["q4"]["cases"]
     assert "limit" in case["output"], case["output"][-500:]
@@ -577,11 +586,10 @@ def test_nothing_outside_the_sandbox_reaches_the_results(attacked_class) -> None
         if path.is_file():
             text = path.read_bytes()
             assert SECRET.encode() not in text, f"{path} holds the secret file's content"
-    printed = (out / "link_everything" / "output.log").read_text()
+    printed = (out / "escape" / "output.log").read_text()
     assert "linked" in printed, printed[-1000:]
     if sandbox.mechanism() == "bwrap":  # the fallback hides no file (documented)
-        copied = (out / "copy_classmate" / "output.log").read_text()
-        assert "copied []" in copied, f"the sandbox saw the submissions folder: {copied[-1000:]}"
+        assert "copied []" in printed, f"the sandbox saw the submissions folder: {printed[-1000:]}"
 
 
 def test_every_entry_has_exactly_one_row_with_a_unique_name(attacked_class) -> None:
@@ -636,7 +644,7 @@ def test_identical_submissions_are_flagged_not_penalised(attacked_class) -> None
     assert rows["right"]["identical_to"] == "twin" and rows["twin"]["identical_to"] == "right"
     assert rows["right"]["total"] == rows["twin"]["total"] == "8"
     assert rows["untouched"]["identical_to"] == ""  # the handout itself is nobody's copy
-    assert rows["spill"]["identical_to"] == ""
+    assert rows["bad_answers"]["identical_to"] == ""
 
 
 # ------------------------------------------------------------------------------ the five labs
@@ -687,10 +695,13 @@ REAL_LABS = sorted(p.name for p in LABS.glob("lab[0-9]*_*") if (p / f"{p.name}.i
 @pytest.fixture(scope="module")
 def real_labs(tmp_path_factory) -> dict[str, tuple[dict, Path]]:
     """Grade every real lab's solutions and untouched notebook (and the zeroing kernels) with
-    the class command, all labs at once: lab → (rows, OUT/<lab>)."""
+    the class command, all labs at once (lab 1's class already holds them): lab → (rows,
+    OUT/<lab>), with lab 1's rows named ``solution`` and ``untouched`` here too."""
     work = tmp_path_factory.mktemp("real")
     processes = {}
     for name in REAL_LABS:
+        if name == LAB.name:
+            continue
         lab = LABS / name
         submissions = work / name
         submissions.mkdir()
@@ -716,24 +727,30 @@ def real_labs(tmp_path_factory) -> dict[str, tuple[dict, Path]]:
     return graded
 
 
+@pytest.fixture(scope="module")
+def every_lab(real_labs, graded_class) -> dict[str, tuple[dict, Path]]:
+    """:func:`real_labs` plus lab 1's solutions and untouched notebook from its class."""
+    rows, out, *_ = graded_class
+    lab1 = {"solution": rows["master"], "untouched": rows["untouched"]}
+    return {**real_labs, LAB.name: (lab1, out)}
+
+
 @pytest.mark.parametrize("name", REAL_LABS)
-def test_real_lab_solutions_score_full_marks(real_labs, name: str) -> None:
-    rows, out = real_labs[name]
+def test_real_lab_solutions_score_full_marks(every_lab, name: str) -> None:
+    rows, _ = every_lab[name]
     row = rows["solution"]
-    assert row["status"] == "GRADED" and row["total"] == row["max_total"], (
-        f"{row}\n{(out / 'solution' / 'feedback.txt').read_text()}"
-    )
+    assert row["status"] == "GRADED" and row["total"] == row["max_total"], row
 
 
 @pytest.mark.parametrize("name", REAL_LABS)
-def test_real_lab_untouched_scores_zero_without_a_traceback(real_labs, name: str) -> None:
+def test_real_lab_untouched_scores_zero_without_a_traceback(every_lab, name: str) -> None:
     """An untouched notebook earns nothing, and none of its cells raises: the course's own print
     lines say "not answered yet" instead (issue 21)."""
-    rows, out = real_labs[name]
+    rows, out = every_lab[name]
     row = rows["untouched"]
     assert row["status"] == "GRADED" and row["total"] == "0", row
     assert " raised " not in row["notes"], row["notes"]
-    assert "Not answered yet" in (out / "untouched" / "output.log").read_text()
+    assert "Not answered yet" in (out / row["student"] / "output.log").read_text()
 
 
 @pytest.mark.parametrize("name", sorted(ZEROING))

@@ -175,28 +175,47 @@ RECIPES = {
         "answers": {"q1": LEAK},
         "expect": {"status": "GRADED", "total": 0},
     },
-    "crashes_and_hangs": {
+    # the process exits, then is killed, then runs out of memory; the answers before survive
+    "crashes": {
         "base": "solution",
         "after": {
-            # the process exits, then is killed; the answers before survive
             "q1": ["import os\nos._exit(0)\n"],
             "q3": ["import os, signal\nos.kill(os.getpid(), signal.SIGKILL)\n"],
-            "start": ["import signal\nsignal.signal(signal.SIGALRM, signal.SIG_IGN)\n"],
         },
         "answers": {
             # a memory hog: MemoryError under the sandbox's limit; q2's answers never defined
             # (1 GiB blocks never written: the limit is reached at once, even on a busy machine)
             "q2": "import numpy as np\nhog = [np.empty(2**27) for _ in range(64)]\n",
-            # a long call into C
-            "q4": "total = sum(range(10**13))\n",
-            # a retry loop that swallows the interruption
+        },
+        "expect": {
+            "status": "GRADED",
+            "scores": {"q1": 2, "q2": 0, "q3": 2, "q4": 2, "q5": 2, "q6": 2},
+            "notes": ["process ended", "MemoryError"],
+        },
+    },
+    # cells that never end, each stopped from outside (one per submission: they run in parallel)
+    "hang_in_c": {
+        "base": "solution",
+        "after": {"start": ["import signal\nsignal.signal(signal.SIGALRM, signal.SIG_IGN)\n"]},
+        # a long call into C, in a notebook that ignores SIGALRM
+        "answers": {"q4": "total = sum(range(10**13))\n"},
+        "expect": {
+            "status": "GRADED",
+            "scores": {"q1": 2, "q2": 2, "q3": 2, "q4": 0, "q5": 2, "q6": 2},
+            "notes": ["was stopped"],
+        },
+    },
+    "hang_retry": {
+        "base": "solution",
+        # a retry loop that swallows the interruption
+        "answers": {
             "q5": "import time\nwhile True:\n    try:\n        time.sleep(0.01)\n"
             "    except BaseException:\n        pass\n",
         },
         "expect": {
             "status": "GRADED",
-            "scores": {"q1": 2, "q2": 0, "q3": 2, "q4": 0, "q5": 0},
-            "notes": ["process ended", "was stopped", "MemoryError"],
+            "scores": {"q1": 2, "q2": 2, "q3": 2, "q4": 2, "q5": 0, "q6": 2},
+            "notes": ["was stopped"],
         },
     },
 }

@@ -65,7 +65,7 @@ def grade_one(
         sys.executable, "-m", "gpuperf.classroom.tester", str(lab_dir),
         str(submission.notebook), submission.student, str(target),
         "--timeout", str(timeout_s), "--cell-timeout", str(cell_timeout_s),
-        "--memory", str(memory_mb),
+        "--memory", str(memory_mb), "--sandbox", sandbox.mechanism(),
     ]  # fmt: skip
     target.mkdir(parents=True)
     with open(target / "grader-process.log", "wb") as log:

@@ -9,7 +9,7 @@ grader reads (no file the notebook could swap for a link).
 Requests, all sent by the trusted grader (:mod:`gpuperf.classroom.tester`):
 
 * ``exec``: run one code cell in an IPython shell (magics work; ``grader.check`` cells are
-  skipped by the grader, not here);
+  skipped by the grader, not here, and the notebook's ``grader`` is a :class:`SkippedGrader`);
 * ``get``: the value of a name, by value if it is data, else as a handle (:mod:`.wire`);
 * ``call``, ``getattr``, ``getitem``, ``unary``: operate on a handle (call the student's
   function with arguments that the grader chose, read an attribute, ``len``, ``float``, ...);
@@ -33,18 +33,35 @@ from . import wire
 MAX_ERROR_CHARS = 2000
 
 
+class SkippedGrader:
+    """The notebook's ``grader`` while the class grader runs it. The tests run outside the
+    sandbox, so ``grader.check(...)`` has nothing to do here, and otter (seconds to import) is
+    never imported for it: ``gpuperf.grading.lab_grader`` returns this instead."""
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("__"):
+            raise AttributeError(name)
+        return lambda *args, **kwargs: None
+
+    def __repr__(self) -> str:
+        return "<grader: the class grader runs the tests outside this notebook>"
+
+
 class Runner:
     """The notebook's namespace plus a table of objects handed out as handles."""
 
     def __init__(self) -> None:
         from IPython.core.interactiveshell import InteractiveShell
 
+        import gpuperf.grading
+
         self.shell = InteractiveShell.instance()
         self.shell.run_line_magic("colors", "nocolor")
         self.handles: dict[int, Any] = {}
-        from gpuperf.runtime import DEVICE
-
-        self.device = DEVICE
+        gpuperf.grading.lab_grader = lambda *args, **kwargs: SkippedGrader()
+        # Tensors stay on the CPU: the sandbox has no GPU, and neither has the grader (nor does
+        # torch get imported here unless the notebook imports it).
+        self.device = None
 
     def handle(self, value: Any) -> wire.Handle:
         self.handles[len(self.handles) + 1] = value
@@ -169,7 +186,7 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
-__all__ = ["Runner", "main"]
+__all__ = ["Runner", "SkippedGrader", "main"]
 
 
 if __name__ == "__main__":

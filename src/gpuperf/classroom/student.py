@@ -23,6 +23,7 @@ import os
 import re
 import secrets
 import selectors
+import sys
 import threading
 import time
 from pathlib import Path
@@ -361,8 +362,9 @@ class RemoteFunction(Remote):
 def _write_back(reply: dict[str, Any], args: tuple, kwargs: dict[str, Any]) -> None:
     """Copy what the notebook's call wrote into tensor arguments back into the test's tensors
     (a kernel writes its output in place), whole buffers for views (guard cells included)."""
-    import torch
-
+    torch = sys.modules.get("torch")
+    if torch is None:  # the test passed no tensor (it would have imported torch): nothing to do
+        return
     after = reply.get("args") or []
     pairs = [(a, b) for a, b in zip(args, after, strict=False) if b is not None]
     pairs += [(kwargs[k], v) for k, v in (reply.get("kwargs") or {}).items() if k in kwargs]
