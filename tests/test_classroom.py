@@ -10,9 +10,11 @@ Three classes are graded with the real command, each once per session:
   nothing heavier than torch): each attack of issue 22 beside an honest notebook, started from
   a course folder that holds the submissions, plus every kind of entry a submissions folder can
   hold (odd names, links, damaged files, copies), so each row can be checked;
-* **the five real labs**: solutions score full marks and untouched notebooks zero (printing no
-  traceback), and a kernel that zeroes its inputs scores nothing (lab 1's solutions and
-  untouched notebook are part of its class above; labs 2 to 5 are graded all at once).
+* **the five real labs**: solutions score full marks and untouched notebooks zero, printing no
+  traceback (lab 1's are part of its class above; labs 2 to 5 are graded all at once).
+
+A kernel that zeroes its inputs, and a named tuple, are put to the real labs' tests in this
+process, as ``otter run`` does (the class grader's answers behave the same way).
 
 Each row of ``grades.csv`` is then checked: honest submissions score as they should, each attack
 scores what it deserves (0 for what it tampered with, or UNGRADED "tampering detected"), crashes
@@ -135,6 +137,25 @@ def run_grade(*args: str, env: dict | None = None, cwd: Path = ROOT):
     )
 
 
+class Started:
+    """A grading command running in the background, its output going to a log file; classes
+    with no tight time limit are graded at the same time, each test waiting for its own."""
+
+    def __init__(self, args: list[str], log: Path, cwd: Path = ROOT) -> None:
+        self.log = log
+        with open(log, "w") as handle:
+            self.process = subprocess.Popen(
+                _command(*args), stdout=handle, stderr=subprocess.STDOUT, cwd=cwd
+            )
+
+    def wait(self) -> str:
+        """The command's output, once it has ended (successfully)."""
+        code = self.process.wait(timeout=COMMAND_TIMEOUT_S)
+        output = self.log.read_text()
+        assert code == 0, output[-3000:]
+        return output
+
+
 def read_rows(csv_path: Path) -> dict[str, dict[str, str]]:
     with open(csv_path, newline="") as handle:
         return {row["student"]: row for row in csv.DictReader(handle)}
@@ -176,7 +197,7 @@ def graded_class(tmp_path_factory, lab):
     out = tmp_path_factory.mktemp("out")
     before = _fingerprint_files(lab)
     result = run_grade(
-        str(lab), str(submissions), "--out", str(out), "--jobs", "4",
+        str(lab), str(submissions), "--out", str(out), "--jobs", "6",
         "--timeout", TIMEOUT_S, "--cell-timeout", CELL_TIMEOUT_S,
     )  # fmt: skip
     after = _fingerprint_files(lab)
@@ -448,7 +469,6 @@ BAD_ANSWERS = {
 #: The class: honest notebooks and attacks, what each must score (per question) and its status.
 ATTACKS = {
     "right": {"answers": SYNTHETIC_SOLUTIONS, "scores": [2, 2, 2, 2]},
-    "untouched": {"scores": [0, 0, 0, 0]},
     "twin": {"answers": SYNTHETIC_SOLUTIONS, "scores": [2, 2, 2, 2]},
     "bad_answers": {"answers": BAD_ANSWERS, "scores": [0, 0, 1, 0]},
     # out of the sandbox: links to a file outside, a classmate's notebook read from the folder
@@ -494,10 +514,9 @@ def synthetic_lab(tmp_path_factory) -> Path:
     return lab
 
 
-@pytest.fixture(scope="module")
-def attacked_class(tmp_path_factory, synthetic_lab):
-    """Grade the attack class once, started from a course folder that holds ``submissions/``
-    (the classmates' notebooks) and a secret file: (rows, OUT/<lab>, entries, the output)."""
+def _start_attack_class(tmp_path_factory, synthetic_lab) -> tuple[Started, Path, list[str]]:
+    """Build the attack class in a course folder that holds ``submissions/`` (the classmates'
+    notebooks) and a secret file, and start grading it from there."""
     course = tmp_path_factory.mktemp("course")
     submissions = course / "submissions"
     submissions.mkdir()
@@ -527,12 +546,51 @@ def attacked_class(tmp_path_factory, synthetic_lab):
     (submissions / "notes.txt").write_text("the notebook is attached")
     entries = sorted(os.listdir(submissions))
     out = course / "out"
-    result = run_grade(
-        str(synthetic_lab), "submissions", "--out", str(out), "--jobs", "4", *GUARD_LIMITS,
-        cwd=course,
-    )  # fmt: skip
-    assert result.returncode == 0, result.stdout + result.stderr
-    return read_rows(out / SYNTHETIC / "grades.csv"), out / SYNTHETIC, entries, result.stdout
+    args = [str(synthetic_lab), "submissions", "--out", str(out), "--jobs", "3", *GUARD_LIMITS]
+    return Started(args, course / "grade.log", cwd=course), out / SYNTHETIC, entries
+
+
+def _start_real_labs(tmp_path_factory) -> dict[str, tuple[Started, Path]]:
+    """Start grading labs 2 to 5's solutions and untouched notebooks (lab 1's class holds its
+    own), one command per lab: lab → (its command, OUT/<lab>)."""
+    work = tmp_path_factory.mktemp("real")
+    started = {}
+    for name in REAL_LABS:
+        if name == LAB.name:
+            continue
+        lab = LABS / name
+        submissions = work / name
+        submissions.mkdir()
+        build({"base": "solution"}, submissions / "solution.ipynb", lab)
+        build({"base": "student"}, submissions / "untouched.ipynb", lab)
+        args = [str(lab), str(submissions), "--out", str(work / "out"), "--jobs", "1",
+                *GUARD_LIMITS]  # fmt: skip
+        started[name] = (Started(args, work / f"{name}.log"), work / "out" / name)
+    return started
+
+
+@pytest.fixture(scope="module")
+def started_classes(tmp_path_factory, synthetic_lab):
+    """The attack class and the real labs, graded at the same time (their limits are hang
+    guards only, so sharing the CPU cannot change an outcome)."""
+    started = {
+        "attacks": _start_attack_class(tmp_path_factory, synthetic_lab),
+        "labs": _start_real_labs(tmp_path_factory),
+    }
+    yield started
+    commands = [started["attacks"][0], *(command for command, _ in started["labs"].values())]
+    for command in commands:  # a failed or interrupted session leaves nothing running
+        if command.process.poll() is None:
+            command.process.kill()
+            command.process.wait()
+
+
+@pytest.fixture(scope="module")
+def attacked_class(started_classes):
+    """The attack class, graded: (rows, OUT/<lab>, the entries of its folder, the output)."""
+    command, out, entries = started_classes["attacks"]
+    output = command.wait()
+    return read_rows(out / "grades.csv"), out, entries, output
 
 
 @pytest.mark.parametrize("name", sorted(ATTACKS))
@@ -643,15 +701,14 @@ def test_identical_submissions_are_flagged_not_penalised(attacked_class) -> None
     rows, *_ = attacked_class
     assert rows["right"]["identical_to"] == "twin" and rows["twin"]["identical_to"] == "right"
     assert rows["right"]["total"] == rows["twin"]["total"] == "8"
-    assert rows["untouched"]["identical_to"] == ""  # the handout itself is nobody's copy
     assert rows["bad_answers"]["identical_to"] == ""
 
 
 # ------------------------------------------------------------------------------ the five labs
 
 #: Attacks on the real labs' kernels: the kernel zeroes its inputs (and writes zeros), which
-#: passed while references were computed after the kernel ran; lab 3's also returns a named
-#: tuple from ``wave_stats`` (a real value, full marks).
+#: passed while references were computed after the kernel ran (substitutions in the solution's
+#: answer cell); and lab 3's ``wave_stats`` returning a named tuple, a right answer.
 ZEROING = {
     "lab2_fusion": {
         "q1": [
@@ -675,6 +732,10 @@ ZEROING = {
                 " * stride_bn, tl.zeros((BLOCK_K, BLOCK_N), dtype=tl.float32), mask=b_mask)",
             )
         ],
+    },
+}
+NAMED_TUPLE = {
+    "lab3_tiled_matmul": {
         "q3": [
             (
                 "def wave_stats(",
@@ -687,42 +748,17 @@ ZEROING = {
                 "    return WaveStats(tiles, waves, tiles / (waves * sms))",
             ),
         ],
-    },
+    }
 }
 REAL_LABS = sorted(p.name for p in LABS.glob("lab[0-9]*_*") if (p / f"{p.name}.ipynb").is_file())
 
 
 @pytest.fixture(scope="module")
-def real_labs(tmp_path_factory) -> dict[str, tuple[dict, Path]]:
-    """Grade every real lab's solutions and untouched notebook (and the zeroing kernels) with
-    the class command, all labs at once (lab 1's class already holds them): lab → (rows,
-    OUT/<lab>), with lab 1's rows named ``solution`` and ``untouched`` here too."""
-    work = tmp_path_factory.mktemp("real")
-    processes = {}
-    for name in REAL_LABS:
-        if name == LAB.name:
-            continue
-        lab = LABS / name
-        submissions = work / name
-        submissions.mkdir()
-        build({"base": "solution"}, submissions / "solution.ipynb", lab)
-        build({"base": "student"}, submissions / "untouched.ipynb", lab)
-        if name in ZEROING:
-            recipe = {"base": "solution", "substitute": ZEROING[name]}
-            build(recipe, submissions / "zeroes_inputs.ipynb", lab)
-        log = open(work / f"{name}.log", "w")  # noqa: SIM115 (closed once the command ends)
-        command = _command(str(lab), str(submissions), "--out", str(work / "out"),
-                           "--jobs", "2", *GUARD_LIMITS)  # fmt: skip
-        processes[name] = (
-            subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, cwd=ROOT),
-            log,
-        )
+def real_labs(started_classes) -> dict[str, tuple[dict, Path]]:
+    """Labs 2 to 5's solutions and untouched notebooks, graded: lab → (rows, OUT/<lab>)."""
     graded = {}
-    for name, (process, log) in processes.items():
-        code = process.wait(timeout=COMMAND_TIMEOUT_S)
-        log.close()
-        assert code == 0, (work / f"{name}.log").read_text()[-3000:]
-        out = work / "out" / name
+    for name, (command, out) in started_classes["labs"].items():
+        command.wait()
         graded[name] = (read_rows(out / "grades.csv"), out)
     return graded
 
@@ -753,14 +789,65 @@ def test_real_lab_untouched_scores_zero_without_a_traceback(every_lab, name: str
     assert "Not answered yet" in (out / row["student"] / "output.log").read_text()
 
 
+def _answers_module(lab: Path, substitutions: dict, where: Path):
+    """The solution's answer cells of ``lab``, changed by ``substitutions`` (question → [(old,
+    new)]), as a module (Triton kernels need a file): the namespace otter gives the tests."""
+    import importlib.util
+
+    nb = nbformat.read(lab / "autograder" / f"{lab.name}.ipynb", as_version=4)
+    checks = _check_cells(nb)
+    header = (
+        "from gpuperf.runtime import configure_triton\nconfigure_triton()\n"
+        "import math\nimport numpy as np\nimport torch\nimport triton\n"
+        "import triton.language as tl\nfrom gpuperf import chip\n"
+        "from gpuperf.grading import all_answered, padded\nfrom gpuperf.runtime import DEVICE\n"
+    )
+    sources = [header]
+    for question, pairs in substitutions.items():
+        index = checks[question] - 1
+        while nb.cells[index].cell_type != "code":
+            index -= 1
+        source = nb.cells[index].source
+        for old, new in pairs:
+            assert old in source, f"{question}: {old!r} is not in the answer cell"
+            source = source.replace(old, new)
+        sources.append(source)
+    path = where / f"answers_{lab.name}.py"
+    path.write_text("\n\n".join(sources))
+    spec = importlib.util.spec_from_file_location(path.stem, path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return vars(module)
+
+
+def _run_question(lab: Path, question: str, namespace: dict, monkeypatch) -> list[bool]:
+    """Each test case of ``question`` (public and hidden) run on ``namespace``, in this process,
+    as ``otter run`` runs them (the class grader's answers behave the same: what a kernel writes
+    into its arguments comes back into the test's tensors)."""
+    from gpuperf.classroom.tester import load_tests, run_case
+
+    monkeypatch.chdir(lab / "autograder")  # run_hidden finds hidden_tests.py here
+    cases = load_tests(lab / "autograder" / "tests")[question]
+    return [run_case(question, case.code, dict(namespace))[0] for case in cases]
+
+
 @pytest.mark.parametrize("name", sorted(ZEROING))
-def test_a_kernel_that_zeroes_its_inputs_earns_nothing(real_labs, name: str) -> None:
-    rows, _ = real_labs[name]
-    row = rows["zeroes_inputs"]
-    assert row["status"] == "GRADED" and row["q1"] == "0", row
-    assert float(row["total"]) == float(row["max_total"]) - 4, row  # q1 is worth 4 points
-    if name == "lab3_tiled_matmul":
-        assert row["q3"] == "3", row  # the named tuple came back as a real value
+def test_a_kernel_that_zeroes_its_inputs_fails_every_case(name, tmp_path, monkeypatch) -> None:
+    """References are computed before the kernel runs: zeroed inputs and a zero output fail
+    the public and the hidden case (they passed lab 2 and lab 3's public case before); the
+    unchanged solution passes the same cases, so the harness can tell."""
+    lab = LABS / name
+    solution = _answers_module(lab, {"q1": []}, tmp_path)
+    assert _run_question(lab, "q1", solution, monkeypatch) == [True, True]
+    zeroing = _answers_module(lab, ZEROING[name], tmp_path)
+    assert _run_question(lab, "q1", zeroing, monkeypatch) == [False, False]
+
+
+def test_a_named_tuple_is_a_right_tuple(tmp_path, monkeypatch) -> None:
+    lab = LABS / "lab3_tiled_matmul"
+    answers = _answers_module(lab, NAMED_TUPLE[lab.name], tmp_path)
+    assert type(answers["wave_stats"](2048, 2048, 128, 128, "T4")) is not tuple
+    assert _run_question(lab, "q3", answers, monkeypatch) == [True, True]
 
 
 # ------------------------------------------------------------------------------ the command

@@ -10,7 +10,8 @@ status, per-question scores or total, and text that must appear in the tampering
 notes). ``tests/test_classroom.py`` builds the notebooks and grades them all in one class.
 """
 
-LOOP = "while True:\n    pass\n"
+# a cell that never ends; it sleeps, so that waiting for it to be stopped costs no CPU
+LOOP = "import time\nwhile True:\n    time.sleep(1)\n"
 
 # every checking function the tests rely on, replaced by one that always agrees
 PATCH_EVERYTHING = """

@@ -131,6 +131,11 @@ def flag_identical(rows: list[dict], digests: list[str | None], handout: str) ->
         row["identical_to"] = " ".join(others)
 
 
+def _printable(text: str) -> str:
+    """``text`` without control characters (a file name could hold terminal escape codes)."""
+    return "".join(c if c.isprintable() else "?" for c in text)
+
+
 def handout_digest(template: Path) -> str:
     """:func:`~gpuperf.classroom.tester.code_digest` of the handed-out notebook."""
     try:
@@ -241,8 +246,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         except Exception as error:  # one broken submission never loses the class's CSV
             results = {"status": "UNGRADED", "reason": f"grader error: {error}"}
         row = _row(submission, questions, results, kind)
-        print(f"  {submission.student}: {row['status']} {row['total'] or row['reason']}",
-              flush=True)  # fmt: skip
+        outcome = _printable(row["total"] or row["reason"])
+        print(f"  {submission.student}: {row['status']} {outcome}", flush=True)
         digest = results.get("code_sha256")
         return row, digest if isinstance(digest, str) else None
 

@@ -120,7 +120,7 @@ def _in_folder(folder: Path, lab: str) -> tuple[Path | None, str]:
     if not notebooks:
         extra = " (symbolic links are not followed)" if links else ""
         return None, f"no .ipynb in the folder{extra}"
-    names = ", ".join(str(p.relative_to(folder)) for p in notebooks[:5])
+    names = ", ".join(repr(str(p.relative_to(folder))) for p in notebooks[:5])
     return None, f"several notebooks: {names}"
 
 
