@@ -41,8 +41,14 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from . import sandbox
-from .submissions import Submission, find_submissions
-from .tester import SubmissionError, code_digest, load_tests, read_submission
+from .submissions import (
+    Submission,
+    SubmissionError,
+    code_digest,
+    find_submissions,
+    read_submission,
+)
+from .tester import load_tests
 
 #: Seconds the outer limit waits past ``--timeout`` before it kills a grading process.
 KILL_GRACE_S = 20.0
@@ -137,7 +143,7 @@ def _printable(text: str) -> str:
 
 
 def handout_digest(template: Path) -> str:
-    """:func:`~gpuperf.classroom.tester.code_digest` of the handed-out notebook."""
+    """:func:`~gpuperf.classroom.submissions.code_digest` of the handed-out notebook."""
     try:
         notebook = read_submission(template)
     except SubmissionError:

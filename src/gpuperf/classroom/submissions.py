@@ -1,4 +1,4 @@
-"""Who is in the class: every entry of the submissions folder becomes exactly one row.
+"""Who is in the class, and what they handed in: one row per entry, notebooks read safely.
 
 An instructor downloads a class's notebooks into one folder: one ``<student>.ipynb`` per
 student, or one ``<student>/`` folder holding the notebook (as an LMS download often is).
@@ -8,8 +8,10 @@ file that is not a notebook, a folder with no notebook or several) is still a ro
 reason.
 
 Links are never followed: a submission is a regular file the student handed in, and a link (to
-a classmate's notebook, to the lab's solutions) is refused with its target named. Only regular
-files are opened afterwards, and never through a link (:func:`.tester.read_submission`).
+a classmate's notebook, to the lab's solutions) is refused with its target named. A notebook is
+then read by :func:`read_submission`: opened without following a link, only if it is a regular
+file of a sane size, and refused with what is wrong when it is damaged (a cell whose source is
+not text, a code cell of megabytes).
 
 Each row gets a name that is unique, the same on every run, usable as a folder name and safe in
 a spreadsheet (:func:`row_names`): the entry's own name when it is already all letters, digits
@@ -22,11 +24,14 @@ never appears in a name kept as it is, so the two kinds never collide: ``x y.ipy
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import re
+import stat
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 #: A notebook file name ends with this, in any case (``Upper.IPYNB`` is one).
 NOTEBOOK_SUFFIX = ".ipynb"
@@ -159,4 +164,88 @@ def find_submissions(folder: Path, lab: str) -> list[Submission]:
     ]
 
 
-__all__ = ["Submission", "find_submissions", "row_names"]
+# ------------------------------------------------------------------------------ reading one
+
+
+#: Largest notebook file read (outputs included: figures make notebooks large).
+MAX_NOTEBOOK_BYTES = 100 * 2**20
+#: Largest code cell run: a lab's cells are a few kB, so this is a damaged or padded file.
+MAX_CELL_BYTES = 2**20
+
+
+class SubmissionError(ValueError):
+    """The submitted file cannot be graded; the message says what is wrong with it."""
+
+
+def read_submission(path: Path) -> Any:
+    """The notebook at ``path`` (``nbformat`` v4), opened without following a link and only if it
+    is a regular file of at most :data:`MAX_NOTEBOOK_BYTES`; else :class:`SubmissionError`."""
+    import nbformat
+
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError as error:
+        why = "it is a symbolic link" if os.path.islink(path) else error.strerror
+        raise SubmissionError(f"notebook unreadable: {why}") from None
+    with os.fdopen(fd, "rb") as handle:
+        info = os.fstat(handle.fileno())
+        if not stat.S_ISREG(info.st_mode):
+            raise SubmissionError("notebook unreadable: not a regular file")
+        if info.st_size > MAX_NOTEBOOK_BYTES:
+            raise SubmissionError(
+                f"notebook too large: {info.st_size / 1e6:.1f} MB, over the "
+                f"{MAX_NOTEBOOK_BYTES / 1e6:.0f} MB a notebook may have"
+            )
+        data = handle.read(MAX_NOTEBOOK_BYTES + 1)
+    try:
+        notebook = nbformat.reads(data.decode("utf-8"), as_version=4)
+    except Exception as error:  # not UTF-8, not JSON, nested too deeply, not a notebook
+        raise SubmissionError(
+            f"notebook unreadable: {type(error).__name__}: {str(error)[:200]}"
+        ) from None
+    cells = notebook.get("cells") if isinstance(notebook, dict) else None
+    if not isinstance(cells, list) or not isinstance(notebook.get("metadata"), dict):
+        raise SubmissionError("notebook unreadable: it has no list of cells and metadata")
+    for index, cell in enumerate(cells):
+        if not isinstance(cell, dict) or not isinstance(cell.get("cell_type"), str):
+            raise SubmissionError(f"notebook damaged: cell {index} is not a notebook cell")
+        source = cell.get("source")
+        if not isinstance(source, str):
+            raise SubmissionError(
+                f"notebook damaged: the source of cell {index} is {_type_name(source)}, not "
+                "text (was the file edited by hand?)"
+            )
+        size = len(source.encode("utf-8", "surrogatepass"))
+        if cell["cell_type"] == "code" and size > MAX_CELL_BYTES:
+            raise SubmissionError(
+                f"notebook damaged: code cell {index} holds {size / 1e6:.1f} MB of source, over "
+                f"the {MAX_CELL_BYTES / 1e6:.0f} MB a cell may have (something pasted by "
+                "mistake?)"
+            )
+    return notebook
+
+
+def _type_name(value: Any) -> str:
+    """``an int``, ``a list``, ``None``: what a value is, for a message."""
+    if value is None:
+        return "None"
+    name = type(value).__name__
+    return f"{'an' if name[0] in 'aeiou' else 'a'} {name}"
+
+
+def code_digest(cells: list[str]) -> str:
+    """sha256 of a notebook's code cells (what ``grades.csv`` compares to flag identical
+    submissions: the same code under two names, whatever the outputs or metadata)."""
+    return hashlib.sha256(json.dumps(cells).encode("utf-8", "surrogatepass")).hexdigest()
+
+
+__all__ = [
+    "MAX_CELL_BYTES",
+    "MAX_NOTEBOOK_BYTES",
+    "Submission",
+    "SubmissionError",
+    "code_digest",
+    "find_submissions",
+    "read_submission",
+    "row_names",
+]

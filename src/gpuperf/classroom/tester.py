@@ -4,10 +4,9 @@
 :mod:`gpuperf.classroom.grade` (a fresh process each time, so nothing one submission does can
 persist into the next). It
 
-1. reads the submission (a regular file, never through a link, at most
-   :data:`MAX_NOTEBOOK_BYTES`) and refuses it, with the reason, when it is unreadable, damaged
-   (a cell whose source is not text, a code cell over :data:`MAX_CELL_BYTES`) or its otter
-   metadata names another lab or no lab;
+1. reads the submission (:func:`~gpuperf.classroom.submissions.read_submission`: a regular
+   file, never through a link) and refuses it, with the reason, when it is unreadable, damaged
+   or its otter metadata names another lab or no lab;
 2. builds the *reference namespace* from the instructor's copy of the lab (never from the
    submission): every top-level statement of the handed-out notebook that contains no ``...``
    placeholder is run here, so names such as ``np``, ``OPS``, ``CHIPS``, ``DEVICE`` or
@@ -39,13 +38,11 @@ import ast
 import builtins
 import contextlib
 import doctest
-import hashlib
 import io
 import json
 import os
 import re
 import resource
-import stat
 import sys
 import tempfile
 import time
@@ -56,78 +53,9 @@ from typing import Any
 
 from . import canary, sandbox
 from .student import CHECK_CELL, Notebook
+from .submissions import SubmissionError, code_digest, read_submission
 
 MAX_OUTPUT_CHARS = 4000
-#: Largest notebook file read (outputs included: figures make notebooks large).
-MAX_NOTEBOOK_BYTES = 100 * 2**20
-#: Largest code cell run: a lab's cells are a few kB, so this is a damaged or padded file.
-MAX_CELL_BYTES = 2**20
-
-
-class SubmissionError(ValueError):
-    """The submitted file cannot be graded; the message says what is wrong with it."""
-
-
-def read_submission(path: Path) -> Any:
-    """The notebook at ``path`` (``nbformat`` v4), opened without following a link and only if it
-    is a regular file of at most :data:`MAX_NOTEBOOK_BYTES`; else :class:`SubmissionError`."""
-    import nbformat
-
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
-    except OSError as error:
-        why = "it is a symbolic link" if os.path.islink(path) else error.strerror
-        raise SubmissionError(f"notebook unreadable: {why}") from None
-    with os.fdopen(fd, "rb") as handle:
-        info = os.fstat(handle.fileno())
-        if not stat.S_ISREG(info.st_mode):
-            raise SubmissionError("notebook unreadable: not a regular file")
-        if info.st_size > MAX_NOTEBOOK_BYTES:
-            raise SubmissionError(
-                f"notebook too large: {info.st_size / 1e6:.1f} MB, over the "
-                f"{MAX_NOTEBOOK_BYTES / 1e6:.0f} MB a notebook may have"
-            )
-        data = handle.read(MAX_NOTEBOOK_BYTES + 1)
-    try:
-        notebook = nbformat.reads(data.decode("utf-8"), as_version=4)
-    except Exception as error:  # not UTF-8, not JSON, nested too deeply, not a notebook
-        raise SubmissionError(
-            f"notebook unreadable: {type(error).__name__}: {str(error)[:200]}"
-        ) from None
-    cells = notebook.get("cells") if isinstance(notebook, dict) else None
-    if not isinstance(cells, list) or not isinstance(notebook.get("metadata"), dict):
-        raise SubmissionError("notebook unreadable: it has no list of cells and metadata")
-    for index, cell in enumerate(cells):
-        if not isinstance(cell, dict) or not isinstance(cell.get("cell_type"), str):
-            raise SubmissionError(f"notebook damaged: cell {index} is not a notebook cell")
-        source = cell.get("source")
-        if not isinstance(source, str):
-            raise SubmissionError(
-                f"notebook damaged: the source of cell {index} is {_type_name(source)}, not "
-                "text (was the file edited by hand?)"
-            )
-        size = len(source.encode("utf-8", "surrogatepass"))
-        if cell["cell_type"] == "code" and size > MAX_CELL_BYTES:
-            raise SubmissionError(
-                f"notebook damaged: code cell {index} holds {size / 1e6:.1f} MB of source, over "
-                f"the {MAX_CELL_BYTES / 1e6:.0f} MB a cell may have (something pasted by "
-                "mistake?)"
-            )
-    return notebook
-
-
-def _type_name(value: Any) -> str:
-    """``an int``, ``a list``, ``None``: what a value is, for a message."""
-    if value is None:
-        return "None"
-    name = type(value).__name__
-    return f"{'an' if name[0] in 'aeiou' else 'a'} {name}"
-
-
-def code_digest(cells: list[str]) -> str:
-    """sha256 of a notebook's code cells (what ``grades.csv`` compares to flag identical
-    submissions: the same code under two names, whatever the outputs or metadata)."""
-    return hashlib.sha256(json.dumps(cells).encode("utf-8", "surrogatepass")).hexdigest()
 
 
 @dataclass
@@ -562,11 +490,8 @@ __all__ = [
     "AnswerNamespace",
     "Case",
     "Grader",
-    "SubmissionError",
-    "code_digest",
     "load_tests",
     "main",
-    "read_submission",
     "reference_namespace",
     "run_case",
 ]
