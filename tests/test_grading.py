@@ -543,3 +543,112 @@ def test_answer_takes_a_defined_answered_value_from_the_namespace():
         grading.answer({}, "x")
     with pytest.raises(CheckError, match="not answered yet"):
         grading.answer({"x": ...}, "x")
+
+
+# --- infinity, huge answers, "not answered yet" in the labs' own print lines ----------------
+
+
+def _infinities():
+    """+inf in every form an answer can take: float, numpy scalar, 1-element array, 0-d tensor."""
+    forms = [math.inf, np.float64("inf"), np.array([np.inf]), np.array(np.inf)]
+    torch = pytest.importorskip("torch")
+    return [*forms, torch.tensor(math.inf), -math.inf]
+
+
+def test_infinity_is_never_close_to_a_finite_reference():
+    # |inf - e| <= rtol * inf is inf <= inf: true, so infinity must be refused explicitly
+    for value in _infinities():
+        with pytest.raises(CheckError, match="infinite"):
+            check_close("x", value, 12.0)
+        with pytest.raises(CheckError, match="infinite"):
+            check_close("x", value, 12.0, atol=1e9)
+        with pytest.raises(CheckError, match="infinite"):
+            check_mapping("d", {"a": value}, {"a": 12.0})
+        with pytest.raises(CheckError, match="infinite"):
+            check_mapping("d", {"a": value}, {"a": np.float32(12.0)})
+
+
+def test_infinity_is_right_only_where_the_reference_is_infinite():
+    check_close("b", math.inf, math.inf)
+    check_close("b", np.float64("inf"), math.inf)
+    check_close("b", -math.inf, -math.inf)
+    with pytest.raises(CheckError, match="expected minus infinity"):
+        check_close("b", math.inf, -math.inf)
+    with pytest.raises(CheckError, match="expected infinity"):
+        check_close("b", -math.inf, math.inf)
+    with pytest.raises(ValueError, match="reference is NaN"):
+        check_close("b", 1.0, math.nan)
+
+
+def test_check_tensor_compares_shapes_before_converting():
+    """``torch.zeros(1).expand(2**28)`` is one number in memory: converting it to float64 would
+    allocate 2 GiB. The shape is compared first, so the check costs nothing (issue 22)."""
+    import tracemalloc
+
+    torch = pytest.importorskip("torch")
+    huge = torch.zeros(1).expand(2**28)
+    tracemalloc.start()
+    try:
+        with pytest.raises(CheckError, match=r"has shape \(268435456,\); expected \(3,\)"):
+            check_tensor("y", huge, np.zeros(3))
+        with pytest.raises(CheckError, match=r"has shape \(268435456,\)"):
+            grading.check_attention("o", huge, np.zeros((1, 3, 2)))
+        with pytest.raises(CheckError, match=r"has shape \(2, 1000\)"):
+            check_tensor("y", np.broadcast_to(np.zeros(1), (2, 1000)), np.zeros(3))
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 10 * 2**20, f"the check allocated {peak / 2**20:.0f} MiB"
+
+
+def test_all_answered_tells_placeholders_from_answers(capsys):
+    def stub(x):
+        y = ...
+        return y
+
+    def bare(x):
+        """Docstring."""
+        ...
+
+    def answered_function(x):
+        return x[..., 0]  # an Ellipsis used as an index is an answer, not a placeholder
+
+    assert grading.all_answered(1, 2.5, "memory", [1, 2], {"a": 1}, answered_function)
+    assert capsys.readouterr().out == ""
+    for unanswered in (..., None, (1, ...), {"a": ...}, stub, bare):
+        assert not grading.all_answered(1, unanswered)
+        assert "Not answered yet" in capsys.readouterr().out
+
+
+# --- imports flow one way: the student-facing checks never import the class grader ---------
+
+
+def test_grading_never_imports_the_class_grader():
+    """``gpuperf.grading`` (what every lab imports) must not import ``gpuperf.classroom``, which
+    imports the checks; only the ``python -m gpuperf.grading`` entry point hands over to it."""
+    import ast
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    package = Path(grading.__file__).parent
+    for path in sorted(package.glob("*.py")):
+        if path.name == "__main__.py":
+            continue
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom):
+                names = [("." * node.level) + (node.module or "")]
+                names += [f"{names[0]}.{alias.name}" for alias in node.names]
+            elif isinstance(node, ast.Import):
+                names = [alias.name for alias in node.names]
+            else:
+                continue
+            assert not any("classroom" in name for name in names), (
+                f"{path.name} imports the class grader: {names}"
+            )
+    probe = (
+        "import sys, gpuperf.grading; "
+        "print(sorted(m for m in sys.modules if m.startswith('gpuperf.classroom')))"
+    )
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True)
+    assert done.returncode == 0 and done.stdout.strip() == "[]", done.stdout + done.stderr

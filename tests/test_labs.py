@@ -16,6 +16,8 @@ tests) and ``autograder/`` (solutions, all tests and ``labN_<name>-autograder.zi
   a failed hidden case never echoes the hidden code into ``results.json``;
 * every autograder zip ships ``hidden_tests.py`` and installs what the tests import (``gpuperf``
   with its kernels extra, torch from the CPU index) for Gradescope;
+* every cell of an untouched student notebook runs without a traceback (the course's own print
+  lines say "Not answered yet"), and lab 1's q6 hint describes the mistake it detects;
 * a deliberately wrong answer to a question loses exactly that question's points. Two notebooks
   per lab are graded: one with the odd-numbered questions answered wrongly, one with the even
   ones, so each wrong answer is tested once and every other question shows no collateral loss.
@@ -454,6 +456,72 @@ def test_wrong_answer_loses_exactly_its_points(lab_dir: Path, parity: str) -> No
                 f"{question} lost points ({score}/{possible}) although only {sorted(wrong)} "
                 "were answered wrongly"
             )
+
+
+# ------------------------------------------------------------------------- untouched notebooks
+
+
+@cache
+def untouched_errors() -> dict[str, list[str]]:
+    """Run every cell of every untouched student notebook in a Jupyter kernel, as a student who
+    presses "Run all" does (grader checks included; two kernels at a time): lab → the errors
+    its cells raised, and everything they printed."""
+    import nbformat
+    from nbclient import NotebookClient
+
+    work = Path(tempfile.mkdtemp(prefix="gpuperf-untouched-"))
+
+    def run(lab_dir: Path) -> tuple[list[str], str]:
+        # a copy of the student folder: grader.check writes otter's log next to the notebook
+        folder = shutil.copytree(lab_dir / "student", work / lab_dir.name)
+        path = folder / f"{lab_dir.name}.ipynb"
+        nb = nbformat.read(path, as_version=4)
+        client = NotebookClient(
+            nb, timeout=RUN_TIMEOUT_S, allow_errors=True, record_timing=False,
+            resources={"metadata": {"path": str(path.parent)}},
+        )  # fmt: skip
+        client.execute()
+        errors, printed = [], []
+        for index, cell in enumerate(nb.cells):
+            for output in cell.get("outputs", []):
+                if output.output_type == "error":
+                    errors.append(f"cell {index}: {output.ename}: {output.evalue}")
+                elif output.output_type == "stream":
+                    printed.append(output.text)
+        return errors, "".join(printed)
+
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        return dict(zip([d.name for d in lab_dirs()], pool.map(run, lab_dirs()), strict=True))
+
+
+@pytest.mark.parametrize("lab_dir", lab_dirs(), ids=lambda p: p.name)
+def test_untouched_student_notebook_runs_without_a_traceback(lab_dir: Path) -> None:
+    """A student who runs all cells of the handed-out notebook sees no traceback from the
+    course's own code: print lines and figures that need an answer say "Not answered yet"
+    (``gpuperf.grading.all_answered``) instead of failing on the ``...`` placeholders."""
+    errors, printed = untouched_errors()[lab_dir.name]
+    assert not errors, f"{lab_dir.name}: {errors}"
+    assert "Not answered yet" in printed
+
+
+def test_lab1_q6_hint_names_the_boost_clock() -> None:
+    """Taking the boost clock for the clock the bf16 peak implies gets a hint about exactly that
+    mistake; a right answer gets no hint."""
+    from gpuperf import chip
+    from gpuperf.classroom.tester import load_tests, run_case
+
+    (public, _hidden) = load_tests(LABS / "lab1_rooflines" / "autograder" / "tests")["q6"]
+    answers = {"bytes_in_flight_per_sm": 1.0, "warps_needed": 1, "min_loads_in_flight": 1}
+
+    def message(tensor_clock_hz: float) -> str:
+        passed, report = run_case(
+            "q6", public.code, {**answers, "tensor_clock_hz": tensor_clock_hz}
+        )
+        assert not passed and "CheckError: " in report, report
+        return report.rsplit("CheckError: ", 1)[1]  # what the student reads (not the test code)
+
+    assert "boost clock" not in message(1.0)
+    assert "that is the boost clock" in message(chip("H100-SXM").boost_clock_hz)
 
 
 # ------------------------------------------------------------------------------ static checks

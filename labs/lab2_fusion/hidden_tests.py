@@ -3,7 +3,8 @@
 Each ``qN(env)`` takes the student's answers, and nothing else, from the notebook namespace
 ``env``; torch, the device and every reference are imported here. The kernel runs on inputs
 inside NaN-padded buffers (:func:`gpuperf.grading.padded`), so a missing mask is reported as one
-instead of corrupting memory.
+instead of corrupting memory. Every reference is computed before the student's code runs on its
+inputs: a kernel that writes into its inputs must not change what it is compared with.
 """
 
 import torch
@@ -35,6 +36,7 @@ def q1(env):
         x = padded(torch.randn(n, generator=gen).to(DEVICE), 2 * block)
         b = padded(torch.randn(n, generator=gen).to(DEVICE), 2 * block)
         y = padded(torch.zeros(n, device=DEVICE), 2 * block, fill=GUARD)
+        want = torch.relu(-0.7 * x + b)  # before the kernel can write into x or b
         grid = (triton.cdiv(n, block),)
         call(
             "_axpb_relu_kernel",
@@ -43,13 +45,14 @@ def q1(env):
             ),
         )
         check_padding(f"y (n={n})", y)
-        check_tensor(f"axpb_relu(-0.7, x, b) with n={n}", y, torch.relu(-0.7 * x + b), block=block)
+        check_tensor(f"axpb_relu(-0.7, x, b) with n={n}", y, want, block=block)
     x = torch.randn(4096, generator=gen).to(DEVICE)
     b = torch.randn(4096, generator=gen).to(DEVICE)
+    want = torch.relu(2.0 * x + b)  # before the launcher can write into x or b
     check_tensor(
         "axpb_relu(2.0, x, b) (your launcher)",
         call("axpb_relu", answer(env, "axpb_relu"), 2.0, x, b, BLOCK_SIZE=1024),
-        torch.relu(2.0 * x + b),
+        want,
         block=1024,
     )
 

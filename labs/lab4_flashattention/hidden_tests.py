@@ -5,7 +5,8 @@ Each ``qN(env)`` takes the student's answers, and nothing else, from the noteboo
 notebook that redefines ``attention_ref`` cannot change what its answers are compared with. The
 forward kernel runs on tensors inside NaN-padded buffers (:func:`gpuperf.grading.padded`), so a
 missing mask is reported as one instead of corrupting memory. Every inspection of an autograd
-graph (saved tensors) uses a forward pass of its own.
+graph (saved tensors) uses a forward pass of its own, and every reference is computed before the
+student's code runs on its inputs (a function may write into its arguments).
 """
 
 import math
@@ -79,26 +80,23 @@ def q1(env):
             np.linspace(-1e4, 1e4, 50)[None, :],
         ]
     )
+    # the references first, from x alone; each call gets its own copy of x
+    softmax_ref = attention.softmax(x)
+    ell_ref = np.exp(x - x.max(axis=1, keepdims=True)).sum(axis=1)
     for block_size in (1, 7, 16, 64):
         check_tensor(
             f"online_softmax(x, {block_size}) (scores up to ±1e4)",
-            call("online_softmax", online_softmax, x, block_size),
-            attention.softmax(x),
+            call("online_softmax", online_softmax, x.copy(), block_size),
+            softmax_ref,
             atol=1e-9,
             rtol=1e-7,
         )
-        stats = call("online_softmax_stats", online_softmax_stats, x, block_size)
+        stats = call("online_softmax_stats", online_softmax_stats, x.copy(), block_size)
         check_true(
-            type(stats) is tuple and len(stats) == 2,
+            isinstance(stats, tuple) and len(stats) == 2,
             "online_softmax_stats should return a tuple (m, ell)",
         )
-        check_tensor(
-            f"ell (block_size={block_size})",
-            stats[1],
-            np.exp(x - x.max(axis=1, keepdims=True)).sum(axis=1),
-            atol=1e-9,
-            rtol=1e-9,
-        )
+        check_tensor(f"ell (block_size={block_size})", stats[1], ell_ref, atol=1e-9, rtol=1e-9)
 
 
 def q2(env):
@@ -111,12 +109,13 @@ def q2(env):
         if causal:
             future = torch.ones(n, n, dtype=torch.bool, device=DEVICE).triu(1)
             s = s.masked_fill(future, float("-inf"))
-        o, lse = guarded_forward(kernel, q, k, v, causal)
+        want = reference_attention(q, k, v, is_causal=causal)
         slip = None if causal else unmasked_keys_output(q, k, v)
+        o, lse = guarded_forward(kernel, q, k, v, causal)  # on padded copies of q, k, v
         check_attention(
             f"o (batch {b}, heads {h}, seq {n}, d {d}, causal={causal})",
             o,
-            reference_attention(q, k, v, is_causal=causal),
+            want,
             block_m=16,
             lse=lse,
             lse_expected=torch.logsumexp(s, dim=-1),
@@ -125,12 +124,14 @@ def q2(env):
         )
     # the launcher and the autograd wrapper: one forward of their own for each inspection
     q, k, v = (torch.randn(1, 2, 24, 16, generator=gen).to(DEVICE) for _ in range(3))
-    result = call("flash_attention_forward", answer(env, "flash_attention_forward"), q, k, v)
+    want = reference_attention(q, k, v)  # before the launcher can write into q, k or v
+    launcher = answer(env, "flash_attention_forward")
+    result = call("flash_attention_forward", launcher, q.clone(), k.clone(), v.clone())
     check_true(
-        type(result) is tuple and len(result) == 2,
+        isinstance(result, tuple) and len(result) == 2,
         "flash_attention_forward should return the tuple (o, L)",
     )
-    check_attention("o (your launcher)", result[0], reference_attention(q, k, v), block_m=16)
+    check_attention("o (your launcher)", result[0], want, block_m=16)
     wrapper = answer(env, "LabFlashAttention")
     q_leaf = q.detach().clone().requires_grad_()
     out = call("LabFlashAttention.apply", wrapper.apply, q_leaf, k, v)
@@ -160,7 +161,7 @@ def q3(env):
             q, k, v, o.detach(), torch.logsumexp(s, dim=-1), do, causal,
         )  # fmt: skip
         check_true(
-            type(grads) is tuple and len(grads) == 3,
+            isinstance(grads, tuple) and len(grads) == 3,
             "flash_attention_backward should return the tuple (dq, dk, dv)",
         )
         for name, got, want, what in [

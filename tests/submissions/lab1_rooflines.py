@@ -10,7 +10,8 @@ status, per-question scores or total, and text that must appear in the tampering
 notes). ``tests/test_classroom.py`` builds the notebooks and grades them all in one class.
 """
 
-LOOP = "while True:\n    pass\n"
+# a cell that never ends; it sleeps, so that waiting for it to be stopped costs no CPU
+LOOP = "import time\nwhile True:\n    time.sleep(1)\n"
 
 # every checking function the tests rely on, replaced by one that always agrees
 PATCH_EVERYTHING = """
@@ -116,6 +117,24 @@ RECIPES = {
         },
     },
     # ---------------------------------------------------------------- attacks
+    # infinity is within any relative tolerance of anything (inf <= inf): never accepted for a
+    # finite reference, whatever its type
+    "infinity_everywhere": {
+        "base": "student",
+        "answers": {
+            "q1": "import torch\nadd_intensity = float('inf')\ndot_intensity = np.float64('inf')\n"
+            "matmul_intensity = np.array([np.inf])\n",
+            "q2": "t_math_s = t_comms_s = lower_s = torch.tensor(float('inf'))\nbound = 'memory'\n",
+            "q3": "def critical_batch(chip_name, weight_bytes):\n    return float('inf')\n\n\n"
+            "critical_bf16 = {name: float('inf') for name in CHIPS}\n"
+            "critical_int8_h100 = float('inf')\n",
+            "q4": "def roof(intensity, chip_name, precision):\n"
+            "    return np.full(np.shape(intensity), np.inf)\n",
+            "q6": "tensor_clock_hz = bytes_in_flight_per_sm = warps_needed = float('inf')\n"
+            "min_loads_in_flight = float('inf')\n",
+        },
+        "expect": {"status": "GRADED", "total": 0},
+    },
     "patch_checks": {
         "base": "student",
         "after": {"start": [PATCH_EVERYTHING]},
@@ -157,27 +176,47 @@ RECIPES = {
         "answers": {"q1": LEAK},
         "expect": {"status": "GRADED", "total": 0},
     },
-    "crashes_and_hangs": {
+    # the process exits, then is killed, then runs out of memory; the answers before survive
+    "crashes": {
         "base": "solution",
         "after": {
-            # the process exits, then is killed; the answers before survive
             "q1": ["import os\nos._exit(0)\n"],
             "q3": ["import os, signal\nos.kill(os.getpid(), signal.SIGKILL)\n"],
-            "start": ["import signal\nsignal.signal(signal.SIGALRM, signal.SIG_IGN)\n"],
         },
         "answers": {
             # a memory hog: MemoryError under the sandbox's limit; q2's answers never defined
-            "q2": "hog = [bytearray(2**30) for _ in range(64)]\n",
-            # a long call into C
-            "q4": "total = sum(range(10**13))\n",
-            # a retry loop that swallows the interruption
+            # (1 GiB blocks never written: the limit is reached at once, even on a busy machine)
+            "q2": "import numpy as np\nhog = [np.empty(2**27) for _ in range(64)]\n",
+        },
+        "expect": {
+            "status": "GRADED",
+            "scores": {"q1": 2, "q2": 0, "q3": 2, "q4": 2, "q5": 2, "q6": 2},
+            "notes": ["process ended", "MemoryError"],
+        },
+    },
+    # cells that never end, each stopped from outside (one per submission: they run in parallel)
+    "hang_in_c": {
+        "base": "solution",
+        "after": {"start": ["import signal\nsignal.signal(signal.SIGALRM, signal.SIG_IGN)\n"]},
+        # a long call into C, in a notebook that ignores SIGALRM
+        "answers": {"q4": "total = sum(range(10**13))\n"},
+        "expect": {
+            "status": "GRADED",
+            "scores": {"q1": 2, "q2": 2, "q3": 2, "q4": 0, "q5": 2, "q6": 2},
+            "notes": ["was stopped"],
+        },
+    },
+    "hang_retry": {
+        "base": "solution",
+        # a retry loop that swallows the interruption
+        "answers": {
             "q5": "import time\nwhile True:\n    try:\n        time.sleep(0.01)\n"
             "    except BaseException:\n        pass\n",
         },
         "expect": {
             "status": "GRADED",
-            "scores": {"q1": 2, "q2": 0, "q3": 2, "q4": 0, "q5": 0},
-            "notes": ["process ended", "was stopped", "MemoryError"],
+            "scores": {"q1": 2, "q2": 2, "q3": 2, "q4": 2, "q5": 0, "q6": 2},
+            "notes": ["was stopped"],
         },
     },
 }

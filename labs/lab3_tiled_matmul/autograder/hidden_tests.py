@@ -3,7 +3,8 @@
 Each ``qN(env)`` takes the student's answers, and nothing else, from the notebook namespace
 ``env``; torch, the device and every reference are imported here. The kernel runs on matrices
 inside NaN-padded buffers (:func:`gpuperf.grading.padded`), so a missing mask is reported as one
-instead of corrupting memory.
+instead of corrupting memory. Every reference is computed before the student's code runs on its
+inputs: a kernel that writes into its inputs must not change what it is compared with.
 """
 
 import numpy as np
@@ -53,20 +54,22 @@ def q1(env):
     for m, k, n in [(70, 40, 50), (5, 3, 7)]:
         a = torch.randn(m, k, generator=gen).to(DEVICE)
         b = torch.randn(k, n, generator=gen).to(DEVICE)
+        want = a @ b  # the kernel gets padded copies; the reference never meets it
         check_tensor(
             f"tiled_matmul(a, b) for {m}×{k}·{k}×{n}",
             guarded_matmul(kernel, a, b),
-            a @ b,
+            want,
             atol=1e-3,
             rtol=1e-3,
             block=(32, 32),
         )
     a = torch.randn(64, 48, generator=gen).to(DEVICE)
     b = torch.randn(48, 96, generator=gen).to(DEVICE)
+    want = a @ b  # before the launcher can write into a or b
     check_tensor(
         "tiled_matmul(a, b, 32, 32, 16) for 64×48·48×96 (your launcher)",
         call("tiled_matmul", answer(env, "tiled_matmul"), a, b, 32, 32, 16),
-        a @ b,
+        want,
         atol=1e-3,
         rtol=1e-3,
         block=(32, 32),
@@ -106,7 +109,7 @@ def q3(env):
     for args in [(1000, 3000, 64, 128, "T4"), (4097, 4096, 128, 256, "H100-SXM")]:
         result = call("wave_stats", wave_stats, *args)
         check_true(
-            type(result) is tuple and len(result) == 3,
+            isinstance(result, tuple) and len(result) == 3,
             "wave_stats should return a tuple (tiles, waves, wave_efficiency)",
         )
         ref = tiling.wave_quantization(*args)
@@ -127,7 +130,7 @@ def q4(env):
         bits = (fmt.exponent_bits, fmt.mantissa_bits)
         result = call("format_limits", format_limits, *bits)
         check_true(
-            type(result) is tuple and len(result) == 3,
+            isinstance(result, tuple) and len(result) == 3,
             "format_limits should return a tuple (largest_finite, smallest_normal, unit_roundoff)",
         )
         check_close(f"format_limits{bits}[0]", result[0], fmt.largest_finite, rtol=1e-9)
@@ -145,14 +148,14 @@ def q4(env):
         expected = abs(numerics.accumulate(x * y, name)[0, -1] - exact) / exact
         check_close(f'acc_errors["{name}"]', acc_errors[name], expected, rtol=0.05)
     # running_sum itself, on a short sum where fp16 stalls: 2048 + 1 rounds back to 2048
-    ones = torch.ones(2100, device=DEVICE)
+    # (fresh inputs for each call: a function may write into its arguments)
     check_close(
         "running_sum(torch.ones(2100), torch.float16)",
-        call("running_sum", running_sum, ones, torch.float16),
+        call("running_sum", running_sum, torch.ones(2100, device=DEVICE), torch.float16),
         2048.0,
     )
     check_close(
         "running_sum(torch.ones(2100), torch.float32)",
-        call("running_sum", running_sum, ones, torch.float32),
+        call("running_sum", running_sum, torch.ones(2100, device=DEVICE), torch.float32),
         2100.0,
     )

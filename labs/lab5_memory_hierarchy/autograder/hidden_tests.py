@@ -62,7 +62,7 @@ def q3(env):
     ref = memory.fit_transfer_model(sizes, times)
     fit = call("fit_latency_bandwidth", answer(env, "fit_latency_bandwidth"), sizes, times)
     check_true(
-        type(fit) is tuple and len(fit) == 2,
+        isinstance(fit, tuple) and len(fit) == 2,
         "fit_latency_bandwidth should return the tuple (latency_s, bandwidth)",
     )
     check_close("latency_s (noisy check data)", fit[0], ref.latency_s, rtol=1e-4, unit="s")

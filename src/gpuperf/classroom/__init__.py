@@ -1,10 +1,12 @@
 """Grading a class: every submission in its own sandbox, tests in a process it cannot reach.
 
 ``python -m gpuperf.grading grade LAB_DIR SUBMISSIONS_DIR --out OUT_DIR [--jobs N]
-[--timeout S] [--memory MB]`` grades one lab for a whole class and writes
-``OUT_DIR/<lab>/grades.csv``. How it works, one module per step:
+[--timeout S] [--memory MB]`` (or ``python -m gpuperf.classroom grade ...``) grades one lab for a
+whole class and writes ``OUT_DIR/<lab>/grades.csv``. Imports flow one way: this package uses the
+checks of :mod:`gpuperf.grading`, which never imports it. How it works, one module per step:
 
-* :mod:`.grade`: the command; finds the submissions, runs them in parallel, writes the CSV;
+* :mod:`.grade`: the command; runs the submissions in parallel, writes the CSV;
+* :mod:`.submissions`: one row per entry of the submissions folder, notebooks read safely;
 * :mod:`.tester`: grades one submission in a fresh, trusted process: the instructor's tests
   and references, the student's answers fetched as data;
 * :mod:`.student`: that process's handle on the sandboxed notebook (time limits, restarts);
@@ -25,7 +27,7 @@ __all__ = ["main"]
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """``python -m gpuperf.grading grade ...`` (see :mod:`gpuperf.classroom.grade`)."""
+    """``python -m gpuperf.classroom grade ...`` (see :mod:`gpuperf.classroom.grade`)."""
     from .grade import main as grade_main  # imported here: ``-m gpuperf.classroom.tester``
 
     return grade_main(argv)

@@ -11,15 +11,22 @@ Each probe either calls a checking function on a case that must fail (``math.isc
 must be False, ``check_close('x', 1.0, 2.0)`` must raise) or records where a function comes
 from: its module, name, file, and a hash of its bytecode. The gpuperf source files are hashed
 too (in the fallback sandbox a notebook could append to them), and compared with what the
-same sandbox saw before the notebook's first cell. A notebook that forges its
-fingerprint hides the attempt but still gains nothing: the report is informational, the
-grade never depends on the sandbox's honesty.
+same sandbox saw before the notebook's first cell.
+
+The grader also sends a fresh random *challenge* each time: it picks a few dozen comparisons,
+half of which must pass and half fail, known only once the challenge is known. So a fingerprint
+copied before the functions were patched and replayed later (the runner's reply replaced) does
+not match. What the canary cannot catch is code that, inside the sandbox, answers every probe
+by calling originals it kept aside: the sandbox is the student's, so a notebook determined to
+lie about itself can. It still gains nothing: the report is informational, the grade never
+depends on the sandbox's honesty.
 """
 
 from __future__ import annotations
 
 import hashlib
 import math
+import random
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -59,8 +66,49 @@ def source_hashes() -> dict[str, str]:
     }
 
 
-def fingerprint(include_torch: bool | None = None) -> dict[str, str]:
-    """Probe outcomes and origins of the checking functions as this process holds them now.
+#: Comparisons drawn from each challenge, per checking function.
+CHALLENGE_CASES = 8
+
+
+def _challenge_probes(
+    challenge: int, grading: Any, numpy: Any, math_module: Any, torch: Any
+) -> dict[str, str]:
+    """Outcomes of comparisons drawn from ``challenge``: for each case, two numbers that are
+    either equal to 12 digits or far apart (a coin flip), put to every checking function."""
+    rng = random.Random(challenge)
+    result = {}
+    for case in range(CHALLENGE_CASES):
+        a = rng.uniform(1.0, 1000.0)
+        b = a * (1 + 1e-12) if rng.random() < 0.5 else a * rng.uniform(1.5, 3.0)
+        word = "memory" if rng.random() < 0.5 else "compute"
+        probes = {
+            "math.isclose": lambda a=a, b=b: math_module.isclose(a, b),
+            "np.isclose": lambda a=a, b=b: bool(numpy.isclose(a, b)),
+            "np.allclose": lambda a=a, b=b: bool(numpy.allclose([a, a], [a, b])),
+            "check_close": lambda a=a, b=b: grading.check_close("x", a, b),
+            "check_mapping": lambda a=a, b=b: grading.check_mapping("x", {"k": a}, {"k": b}),
+            "check_tensor": lambda a=a, b=b: grading.check_tensor(
+                "x", numpy.full(3, a), numpy.full(3, b), rtol=1e-9, atol=0.0
+            ),
+            "check_choice": lambda word=word: grading.check_choice(
+                "x", word, "memory", ["memory", "compute"]
+            ),
+            "check_true": lambda a=a, b=b: grading.check_true(abs(a - b) < 1e-6, "m"),
+        }
+        for name, probe in probes.items():
+            result[f"challenge {case}: {name}"] = _outcome(probe)
+        if torch is not None:
+            result[f"challenge {case}: torch.testing.assert_close"] = _outcome(
+                lambda a=a, b=b: torch.testing.assert_close(
+                    torch.tensor([a], dtype=torch.float64), torch.tensor([b], dtype=torch.float64)
+                )
+            )
+    return result
+
+
+def fingerprint(include_torch: bool | None = None, challenge: int = 0) -> dict[str, str]:
+    """Probe outcomes and origins of the checking functions as this process holds them now,
+    and the outcomes of the comparisons drawn from ``challenge``.
 
     ``include_torch=None`` probes torch only if it is already imported (the sandbox);
     the trusted side passes what the sandbox reported.
@@ -115,6 +163,8 @@ def fingerprint(include_torch: bool | None = None) -> dict[str, str]:
     result["otter run_doctest origin"] = (
         origin(ok_test.run_doctest) if ok_test is not None else _otter_run_doctest_origin()
     )
+    torch = sys.modules.get("torch") if include_torch else None
+    result |= _challenge_probes(challenge, grading, numpy, math_module, torch)
     for path, digest in source_hashes().items():
         result[f"gpuperf/{path} sha256"] = digest
     return result
@@ -138,8 +188,10 @@ def _otter_run_doctest_origin() -> str:
 
 def differences(expected: dict[str, str], observed: dict[str, Any]) -> list[str]:
     """Human-readable list of the probes whose outcome differs (empty: nothing replaced)."""
-    if not isinstance(observed, dict):
-        return ["the sandbox sent no fingerprint"]
+    if type(observed) is not dict or not all(
+        type(k) is str and type(v) is str for k, v in observed.items()
+    ):
+        return ["the sandbox's reply to the canary is not a fingerprint"]
     changed = []
     for key, want in expected.items():
         got = observed.get(key)

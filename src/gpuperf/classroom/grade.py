@@ -5,14 +5,17 @@
     python -m gpuperf.grading grade labs/lab1_rooflines submissions/lab1 --out results --jobs 4
 
 grades every submission in ``SUBMISSIONS_DIR`` (one ``.ipynb`` per student, named after the
-student, or one folder per student holding the notebook) for the lab in ``LAB_DIR``, each in a
-fresh grading process (:mod:`gpuperf.classroom.tester`) with its own sandbox
-(:mod:`gpuperf.classroom.sandbox`), ``--jobs`` at a time. It writes
+student, or one folder per student holding the notebook: :mod:`gpuperf.classroom.submissions`)
+for the lab in ``LAB_DIR``, each in a fresh grading process (:mod:`gpuperf.classroom.tester`)
+with its own sandbox (:mod:`gpuperf.classroom.sandbox`), ``--jobs`` at a time. It writes
 
-* ``OUT/<lab>/grades.csv``: one row per submission, always (a submission that could not be
-  graded is ``UNGRADED`` with the reason: notebook unreadable, wrong lab, missing otter
-  metadata, tampering detected, grader exit code, no results), fixed question columns taken
-  from the lab's tests, the total, the sandbox used and notes (cells that timed out, ...);
+* ``OUT/<lab>/grades.csv``: one row per entry of ``SUBMISSIONS_DIR``, always (one that could
+  not be graded is ``UNGRADED`` with the reason: a link, not a notebook, notebook unreadable
+  or damaged, wrong lab, missing otter metadata, tampering detected, grader exit code, no
+  results), under a unique name (``student``) next to the entry's own name (``submission``),
+  fixed question columns taken from the lab's tests, the total, the other rows whose code is
+  identical (``identical_to``: flagged, not penalised), the sandbox used and notes (cells that
+  timed out, ...). No text cell can run as a spreadsheet formula (:func:`spreadsheet_safe`);
 * ``OUT/<lab>/<student>/``: ``results.json`` (every test case, for the instructor),
   ``feedback.txt`` (to hand back: public tests' messages, hidden tests' verdicts only),
   ``grading.log`` and ``output.log`` (what the notebook printed).
@@ -27,61 +30,28 @@ import argparse
 import csv
 import json
 import os
-import re
 import shutil
 import signal
 import subprocess
 import sys
 import time
+from collections import defaultdict
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
 from pathlib import Path
 
 from . import sandbox
+from .submissions import (
+    Submission,
+    SubmissionError,
+    code_digest,
+    find_submissions,
+    read_submission,
+)
 from .tester import load_tests
 
 #: Seconds the outer limit waits past ``--timeout`` before it kills a grading process.
 KILL_GRACE_S = 20.0
-
-
-@dataclass(frozen=True)
-class Submission:
-    """One row of the class: a student's name and their notebook (or why there is none)."""
-
-    student: str
-    notebook: Path | None
-    problem: str = ""
-
-
-def _safe_name(name: str) -> str:
-    return re.sub(r"[^A-Za-z0-9._@+-]+", "_", name).strip("._") or "student"
-
-
-def find_submissions(folder: Path, lab: str) -> list[Submission]:
-    """Every student in ``folder``: ``name.ipynb`` files and ``name/`` folders (whose notebook
-    is ``<lab>.ipynb`` or the only ``.ipynb`` in it)."""
-    found = []
-    for entry in sorted(folder.iterdir()):
-        if entry.name.startswith("."):
-            continue
-        if entry.is_file() and entry.suffix == ".ipynb":
-            found.append(Submission(_safe_name(entry.stem), entry))
-        elif entry.is_dir():
-            notebooks = sorted(
-                p for p in entry.rglob("*.ipynb") if ".ipynb_checkpoints" not in p.parts
-            )
-            preferred = [p for p in notebooks if p.name == f"{lab}.ipynb"]
-            if len(preferred) == 1 or len(notebooks) == 1:
-                found.append(Submission(_safe_name(entry.name), (preferred or notebooks)[0]))
-            elif not notebooks:
-                found.append(Submission(_safe_name(entry.name), None, "no .ipynb in the folder"))
-            else:
-                names = ", ".join(str(p.relative_to(entry)) for p in notebooks[:5])
-                found.append(
-                    Submission(_safe_name(entry.name), None, f"several notebooks: {names}")
-                )
-    return found
 
 
 def grade_one(
@@ -94,15 +64,15 @@ def grade_one(
 ) -> dict:
     """Grade one submission in a fresh process; return its results (never raises)."""
     target = out_dir / submission.student
+    shutil.rmtree(target, ignore_errors=True)  # a re-run regrades from scratch
     if submission.notebook is None:
         return {"status": "UNGRADED", "reason": submission.problem}
     command = [
         sys.executable, "-m", "gpuperf.classroom.tester", str(lab_dir),
         str(submission.notebook), submission.student, str(target),
         "--timeout", str(timeout_s), "--cell-timeout", str(cell_timeout_s),
-        "--memory", str(memory_mb),
+        "--memory", str(memory_mb), "--sandbox", sandbox.mechanism(),
     ]  # fmt: skip
-    shutil.rmtree(target, ignore_errors=True)  # a re-run regrades from scratch
     target.mkdir(parents=True)
     with open(target / "grader-process.log", "wb") as log:
         process = subprocess.Popen(
@@ -132,19 +102,60 @@ def grade_one(
     return results
 
 
+#: Text columns of ``grades.csv`` (the others are numbers the grader formats itself).
+TEXT_COLUMNS = ("student", "submission", "status", "reason", "identical_to", "sandbox", "notes")
+#: A spreadsheet runs a cell starting with one of these as a formula (CSV injection).
+FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+
+
+def spreadsheet_safe(text: str) -> str:
+    """``text`` as a spreadsheet shows it but never runs it: a leading ``'`` before a formula
+    character (OWASP's advice for CSV files)."""
+    return "'" + text if text.startswith(FORMULA_START) else text
+
+
 def write_csv(path: Path, questions: Sequence[str], rows: list[dict]) -> None:
-    fields = ["student", "status", "reason", *questions, "total", "max_total", "sandbox", "notes"]
+    fields = ["student", "submission", "status", "reason", *questions, "total", "max_total",
+              "identical_to", "sandbox", "notes"]  # fmt: skip
     with path.open("w", newline="") as handle:
         writer = csv.DictWriter(handle, fieldnames=fields, extrasaction="ignore")
         writer.writeheader()
         for row in rows:
-            writer.writerow(row)
+            safe = {k: spreadsheet_safe(str(row.get(k, ""))) for k in TEXT_COLUMNS}
+            writer.writerow(row | safe)
 
 
-def _row(student: str, questions: Sequence[str], results: dict, kind: str) -> dict:
+def flag_identical(rows: list[dict], digests: list[str | None], handout: str) -> None:
+    """Fill ``identical_to`` of every row whose code cells are the same as another row's (not
+    penalised: a human decides). Copies of the untouched handout are not flagged."""
+    groups: dict[str, list[str]] = defaultdict(list)
+    for row, digest in zip(rows, digests, strict=True):
+        if digest and digest != handout:
+            groups[digest].append(row["student"])
+    for row, digest in zip(rows, digests, strict=True):
+        others = [name for name in groups.get(digest or "", []) if name != row["student"]]
+        row["identical_to"] = " ".join(others)
+
+
+def _printable(text: str) -> str:
+    """``text`` without control characters (a file name could hold terminal escape codes)."""
+    return "".join(c if c.isprintable() else "?" for c in text)
+
+
+def handout_digest(template: Path) -> str:
+    """:func:`~gpuperf.classroom.submissions.code_digest` of the handed-out notebook."""
+    try:
+        notebook = read_submission(template)
+    except SubmissionError:
+        return ""
+    return code_digest([c.source for c in notebook.cells if c.cell_type == "code"])
+
+
+def _row(submission: Submission, questions: Sequence[str], results: dict, kind: str) -> dict:
     scores = results.get("questions", {})
     row = {
-        "student": student,
+        "student": submission.student,
+        "submission": submission.entry,
         "status": results.get("status", "UNGRADED"),
         "reason": results.get("reason", ""),
         "sandbox": results.get("sandbox", kind),
@@ -222,40 +233,50 @@ def main(argv: Sequence[str] | None = None) -> int:
     if cell_timeout > args.timeout:
         cli.error(f"--cell-timeout {cell_timeout:g} must be ≤ --timeout {args.timeout:g}")
     questions = list(load_tests(tests_dir))
-    submissions = find_submissions(args.submissions, lab)
+    try:
+        submissions = find_submissions(args.submissions, lab)
+    except OSError as error:
+        cli.error(f"SUBMISSIONS_DIR {args.submissions} cannot be read: {error.strerror}")
     if not submissions:
         cli.error(f"no submissions in {args.submissions} (expected <student>.ipynb files)")
-    seen: dict[str, int] = {}
-    for index, submission in enumerate(submissions):  # two names with the same safe form
-        seen[submission.student] = seen.get(submission.student, 0) + 1
-        if seen[submission.student] > 1:
-            unique = f"{submission.student}-{seen[submission.student]}"
-            submissions[index] = Submission(unique, submission.notebook, submission.problem)
     out_dir.mkdir(parents=True, exist_ok=True)
     kind = sandbox.mechanism()
     print(f"grading {len(submissions)} submissions of {lab} ({len(questions)} questions), "
           f"{args.jobs} at a time, sandbox: {kind}", flush=True)  # fmt: skip
     started = time.monotonic()
 
-    def work(submission: Submission) -> dict:
+    def work(submission: Submission) -> tuple[dict, str | None]:
         try:
             results = grade_one(lab_dir, submission, out_dir, args.timeout, cell_timeout,
                                 args.memory)  # fmt: skip
         except Exception as error:  # one broken submission never loses the class's CSV
             results = {"status": "UNGRADED", "reason": f"grader error: {error}"}
-        row = _row(submission.student, questions, results, kind)
-        print(f"  {submission.student}: {row['status']} {row['total'] or row['reason']}",
-              flush=True)  # fmt: skip
-        return row
+        row = _row(submission, questions, results, kind)
+        outcome = _printable(row["total"] or row["reason"])
+        print(f"  {submission.student}: {row['status']} {outcome}", flush=True)
+        digest = results.get("code_sha256")
+        return row, digest if isinstance(digest, str) else None
 
     with ThreadPoolExecutor(max_workers=args.jobs) as pool:
-        rows = list(pool.map(work, submissions))
+        rows, digests = zip(*pool.map(work, submissions), strict=True)
+    rows = list(rows)
+    flag_identical(rows, list(digests), handout_digest(template))
     csv_path = out_dir / "grades.csv"
     write_csv(csv_path, questions, rows)
     ungraded = sum(r["status"] != "GRADED" for r in rows)
-    print(f"wrote {csv_path}: {len(rows)} rows, {ungraded} UNGRADED "
-          f"({time.monotonic() - started:.0f} s)")  # fmt: skip
+    identical = sum(bool(r["identical_to"]) for r in rows)
+    print(f"wrote {csv_path}: {len(rows)} rows, {ungraded} UNGRADED, {identical} with code "
+          f"identical to another's ({time.monotonic() - started:.0f} s)")  # fmt: skip
     return 0
 
 
-__all__ = ["Submission", "find_submissions", "grade_one", "main", "parser", "write_csv"]
+__all__ = [
+    "Submission",
+    "find_submissions",
+    "flag_identical",
+    "grade_one",
+    "main",
+    "parser",
+    "spreadsheet_safe",
+    "write_csv",
+]

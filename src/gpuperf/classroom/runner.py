@@ -1,18 +1,20 @@
 """The sandboxed side: run a student's notebook cell by cell and answer questions about it.
 
-``python -m gpuperf.classroom.runner LOG`` is what runs inside each submission's sandbox
+``python -m gpuperf.classroom.runner`` is what runs inside each submission's sandbox
 (:mod:`gpuperf.classroom.sandbox`). It reads one request per line on stdin and writes one reply
 per line on the original stdout, which it keeps to itself: the notebook's own output (``print``,
-tracebacks, anything written to file descriptors 1 and 2) goes to ``LOG``.
+tracebacks, anything written to file descriptors 1 and 2) goes to stderr, a pipe the trusted
+grader reads (no file the notebook could swap for a link).
 
 Requests, all sent by the trusted grader (:mod:`gpuperf.classroom.tester`):
 
 * ``exec``: run one code cell in an IPython shell (magics work; ``grader.check`` cells are
-  skipped by the grader, not here);
+  skipped by the grader, not here, and the notebook's ``grader`` is a :class:`SkippedGrader`);
 * ``get``: the value of a name, by value if it is data, else as a handle (:mod:`.wire`);
 * ``call``, ``getattr``, ``getitem``, ``unary``: operate on a handle (call the student's
   function with arguments that the grader chose, read an attribute, ``len``, ``float``, ...);
-* ``canary``: :func:`gpuperf.classroom.canary.fingerprint` of the functions as they are now.
+* ``canary``: :func:`gpuperf.classroom.canary.fingerprint` of the functions as they are now,
+  with the grader's random challenge.
 
 Nothing here is trusted: the notebook runs in this very process and can rewrite all of it. The
 grader enforces every time limit from outside (it kills the sandbox) and decodes replies as
@@ -31,18 +33,35 @@ from . import wire
 MAX_ERROR_CHARS = 2000
 
 
+class SkippedGrader:
+    """The notebook's ``grader`` while the class grader runs it. The tests run outside the
+    sandbox, so ``grader.check(...)`` has nothing to do here, and otter (seconds to import) is
+    never imported for it: ``gpuperf.grading.lab_grader`` returns this instead."""
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("__"):
+            raise AttributeError(name)
+        return lambda *args, **kwargs: None
+
+    def __repr__(self) -> str:
+        return "<grader: the class grader runs the tests outside this notebook>"
+
+
 class Runner:
     """The notebook's namespace plus a table of objects handed out as handles."""
 
     def __init__(self) -> None:
         from IPython.core.interactiveshell import InteractiveShell
 
+        import gpuperf.grading
+
         self.shell = InteractiveShell.instance()
         self.shell.run_line_magic("colors", "nocolor")
         self.handles: dict[int, Any] = {}
-        from gpuperf.runtime import DEVICE
-
-        self.device = DEVICE
+        gpuperf.grading.lab_grader = lambda *args, **kwargs: SkippedGrader()
+        # Tensors stay on the CPU: the sandbox has no GPU, and neither has the grader (nor does
+        # torch get imported here unless the notebook imports it).
+        self.device = None
 
     def handle(self, value: Any) -> wire.Handle:
         self.handles[len(self.handles) + 1] = value
@@ -102,7 +121,9 @@ class Runner:
     def op_canary(self, request: dict[str, Any]) -> dict[str, Any]:
         from .canary import fingerprint
 
-        return {"ok": True, "value": fingerprint(), "torch": "torch" in sys.modules}
+        challenge = int(request.get("challenge", 0))
+        value = fingerprint(challenge=challenge)
+        return {"ok": True, "value": value, "torch": "torch" in sys.modules}
 
     def serve(self, requests: Any, replies: Any) -> None:
         for line in requests:
@@ -142,17 +163,16 @@ def _describe(error: BaseException) -> dict[str, str]:
 
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
-    if len(argv) != 1:
-        print("usage: python -m gpuperf.classroom.runner LOG", file=sys.stderr)
+    if argv:
+        print("usage: python -m gpuperf.classroom.runner", file=sys.stderr)
         return 2
-    # keep the protocol channel; the notebook gets /dev/null as stdin and LOG as stdout/stderr
+    # keep the protocol channel; the notebook gets /dev/null as stdin and stderr (the pipe the
+    # grader reads the notebook's output from) as stdout and stderr
     requests = os.fdopen(os.dup(0), "rb")
     replies = os.fdopen(os.dup(1), "wb")
     null = os.open(os.devnull, os.O_RDONLY)
-    log = os.open(argv[0], os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
     os.dup2(null, 0)
-    os.dup2(log, 1)
-    os.dup2(log, 2)
+    os.dup2(2, 1)
     sys.stdout = open(1, "w", buffering=1, closefd=False)  # noqa: SIM115
     sys.stderr = open(2, "w", buffering=1, closefd=False)  # noqa: SIM115
     try:
@@ -166,7 +186,7 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
-__all__ = ["Runner", "main"]
+__all__ = ["Runner", "SkippedGrader", "main"]
 
 
 if __name__ == "__main__":

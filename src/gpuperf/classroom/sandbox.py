@@ -8,11 +8,13 @@ Each submission's notebook runs in a process tree of its own, started by
     processes (``/proc/<ppid>/cwd`` leads nowhere), running as ``nobody`` with no capabilities
     and no way to create further namespaces.
     The file system is built from scratch: the system's ``/usr`` and a few files of ``/etc``,
-    the Python installation and its ``site-packages``, and the directory gpuperf is imported
-    from, all read-only; a private, empty scratch directory as ``$HOME`` and working directory
-    (the only writable place besides a fresh ``/tmp``). The instructor's lab folders, the hidden
-    tests, other students' submissions and results are not mounted, so they do not exist
-    inside. Killing the sandbox's first process tears the whole namespace down.
+    the Python installation and its ``site-packages``, and the ``gpuperf`` package folder the
+    grader itself imports, all read-only; a private, empty scratch directory as ``$HOME`` and
+    working directory (the only writable place besides a fresh ``/tmp``). The list is the same
+    wherever the command is started: the working directory is never mounted. The instructor's
+    lab folders, the hidden tests, other students' submissions and results are not mounted, so
+    they do not exist inside. Killing the sandbox's first process tears the whole namespace
+    down.
 
 ``fallback`` (no working bwrap)
     A separate session and process group, the same resource limits, a private scratch
@@ -96,23 +98,36 @@ def mechanism() -> str:
     return "bwrap" if ok else "fallback"
 
 
+def package_root() -> Path:
+    """The folder that holds the ``gpuperf`` package this process imported (for an editable
+    install, the checkout's ``src/``): the sandbox imports the very same code."""
+    import gpuperf
+
+    return Path(gpuperf.__file__).resolve().parent.parent
+
+
 def _python_roots() -> list[Path]:
-    """Folders the interpreter and the packages it imports live in (read-only in the sandbox)."""
+    """Folders the interpreter and its installed packages live in, plus the gpuperf package
+    folder itself: mounted read-only in the sandbox.
+
+    Built from the interpreter's own configuration (``sys.prefix``, ``sysconfig``'s library
+    folders, ``site``'s package folders), never from ``sys.path``, whose first entry is the
+    working directory the command was started from: what the sandbox sees must not depend on
+    where the instructor stands (a course folder holding ``submissions/`` must not appear).
+    """
+    import site
+
     candidates = {Path(sys.prefix), Path(sys.base_prefix), Path(sys.executable).resolve().parent}
     for key in ("stdlib", "platstdlib", "purelib", "platlib"):
         candidates.add(Path(sysconfig.get_paths()[key]))
-    for entry in sys.path:
-        if entry and Path(entry).is_dir():
-            candidates.add(Path(entry).resolve())
-    import gpuperf
-
-    candidates.add(Path(gpuperf.__file__).resolve().parent)
+    candidates.update(Path(p) for p in site.getsitepackages())
+    candidates.add(package_root() / "gpuperf")
     # never mount a repository root (it holds the labs and their hidden tests), nor /
     roots = sorted(
         p.resolve()
         for p in candidates
         if p.exists()
-        and p != Path("/")
+        and p.resolve() != Path("/")
         and not (p / ".git").exists()
         and not (p / "labs").exists()
     )
@@ -151,9 +166,10 @@ def _bwrap_args(scratch: Path) -> list[str]:
     return args
 
 
-def _environment(home: str) -> dict[str, str]:
+def _environment(home: str, python_path: Path) -> dict[str, str]:
     return {
         "HOME": home,
+        "PYTHONPATH": str(python_path),
         "PATH": f"{Path(sys.executable).parent}:/usr/local/bin:/usr/bin:/bin",
         "LANG": "C.UTF-8",
         "MPLBACKEND": "Agg",
@@ -169,44 +185,40 @@ def _environment(home: str) -> dict[str, str]:
 def runner_process(scratch: Path, limits: Limits, kind: str | None = None) -> subprocess.Popen:
     """Start :mod:`gpuperf.classroom.runner` for one submission in a sandbox of ``kind``.
 
-    ``scratch`` is the submission's private, empty folder; the notebook's output log is
-    written there (``output.log``). The returned process talks the runner's protocol on its
-    stdin and stdout; killing its process group (see :func:`kill`) ends the sandbox.
+    ``scratch`` is the submission's private, empty folder (its home). The returned process talks
+    the runner's protocol on its stdin and stdout; everything the notebook prints (and the
+    sandbox's own error messages) comes out of its stderr, a pipe: the trusted side reads the
+    notebook's output from there, never from a file the notebook could replace with a link.
+    Killing its process group (see :func:`kill`) ends the sandbox.
     """
     kind = kind or mechanism()
     scratch.mkdir(parents=True, exist_ok=True)
     runner = ["-m", "gpuperf.classroom.runner"]
     if kind == "bwrap":
-        env = _environment(SANDBOX_HOME)
+        env = _environment(SANDBOX_HOME, package_root())
         command = _bwrap_args(scratch)
         for key, value in env.items():
             command += ["--setenv", key, value]
-        command += [sys.executable, "-s", *runner, f"{SANDBOX_HOME}/output.log"]
-        preexec, env_outside, cwd = limits.apply, {}, str(scratch)
+        command += [sys.executable, "-s", *runner]
+        env_outside: dict[str, str] = {}
     elif kind == "fallback":
         package = scratch.parent / f"{scratch.name}-gpuperf"
         if not package.exists():
-            import gpuperf
-
-            shutil.copytree(Path(gpuperf.__file__).parent, package / "gpuperf")
-        env_outside = _environment(str(scratch)) | {"PYTHONPATH": str(package)}
-        command = [sys.executable, "-s", *runner, str(scratch / "output.log")]
-        preexec = limits.apply
-        cwd = str(scratch)
+            shutil.copytree(package_root() / "gpuperf", package / "gpuperf")
+        env_outside = _environment(str(scratch), package)
+        command = [sys.executable, "-s", *runner]
     else:
         raise ValueError(f"sandbox kind {kind!r} is not one of 'bwrap', 'fallback'")
-    # the sandbox's own error messages (bwrap's) go next to the scratch folder, outside it
-    with open(scratch.parent / f"{scratch.name}-sandbox.log", "ab") as errors:
-        return subprocess.Popen(
-            command,
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=errors,
-            cwd=cwd,
-            env=env_outside,
-            preexec_fn=preexec,
-            start_new_session=True,
-        )
+    return subprocess.Popen(
+        command,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        cwd=str(scratch),
+        env=env_outside,
+        preexec_fn=limits.apply,
+        start_new_session=True,
+    )
 
 
 def kill(process: subprocess.Popen) -> None:
@@ -215,7 +227,7 @@ def kill(process: subprocess.Popen) -> None:
 
     with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(process.pid, signal.SIGKILL)
-    for stream in (process.stdin, process.stdout):
+    for stream in (process.stdin, process.stdout):  # stderr belongs to its reader
         try:
             if stream is not None:
                 stream.close()
@@ -225,4 +237,4 @@ def kill(process: subprocess.Popen) -> None:
         process.wait(timeout=10)
 
 
-__all__ = ["Limits", "kill", "mechanism", "runner_process"]
+__all__ = ["Limits", "kill", "mechanism", "package_root", "runner_process"]

@@ -11,7 +11,9 @@ answers that depend on it.
 
 Answers come back as data (:mod:`gpuperf.classroom.wire`). The student's functions stay in the
 sandbox: the tests get a :class:`Remote` proxy whose calls run there, with the arguments the
-test chose, and return data again.
+test chose, and return data again. What the notebook prints comes through a pipe too
+(:class:`OutputLog`): the grader never opens a file inside the sandbox, where the notebook could
+have put a link to anything.
 """
 
 from __future__ import annotations
@@ -19,7 +21,10 @@ from __future__ import annotations
 import builtins
 import os
 import re
+import secrets
 import selectors
+import sys
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -55,6 +60,52 @@ def _exception(error: Any) -> BaseException:
     return StudentError(f"{name}: {message}" if message else name)
 
 
+#: Bytes of the notebook's printed output kept for ``output.log`` (the rest is counted).
+MAX_OUTPUT_BYTES = 2**20
+#: How long the reader of a killed sandbox's output may take to see the pipe close (a hang
+#: guard: a process that escaped the kill in the fallback sandbox may hold the pipe open).
+OUTPUT_CLOSE_S = 10.0
+
+
+class OutputLog:
+    """What the notebook printed, read from its sandbox's stderr pipe by a thread (so a notebook
+    that prints a lot never blocks on a full pipe): the first :data:`MAX_OUTPUT_BYTES` bytes of
+    every sandbox the submission ran in, and how many more bytes were dropped."""
+
+    def __init__(self, limit: int = MAX_OUTPUT_BYTES) -> None:
+        self.limit = limit
+        self.data = bytearray()
+        self.dropped = 0
+        self.lock = threading.Lock()
+        self.readers: list[threading.Thread] = []
+
+    def follow(self, stream: Any, heading: bytes = b"") -> None:
+        """Start reading ``stream`` until it closes."""
+        self._append(heading)
+        reader = threading.Thread(target=self._read, args=(stream,), daemon=True)
+        reader.start()
+        self.readers.append(reader)
+
+    def _read(self, stream: Any) -> None:
+        with stream:
+            for chunk in iter(lambda: os.read(stream.fileno(), 1 << 16), b""):
+                self._append(chunk)
+
+    def _append(self, chunk: bytes) -> None:
+        with self.lock:
+            room = max(0, self.limit - len(self.data))
+            self.data += chunk[:room]
+            self.dropped += max(0, len(chunk) - room)
+
+    def text(self) -> bytes:
+        """Everything kept so far, with a last line saying how much was dropped."""
+        for reader in self.readers:
+            reader.join(OUTPUT_CLOSE_S)
+        with self.lock:
+            tail = b"" if not self.dropped else b"\n[%d more bytes not kept]\n" % self.dropped
+            return bytes(self.data) + tail
+
+
 class Notebook:
     """One submission's sandboxed notebook, restarted and replayed after a timeout or a crash."""
 
@@ -78,6 +129,7 @@ class Notebook:
         self.buffer = b""
         self.completed: list[tuple[int, str]] = []  # (cell index, source) that ran to the end
         self.restarts = 0
+        self.output = OutputLog()
 
     # ------------------------------------------------------------------------- process
 
@@ -89,6 +141,8 @@ class Notebook:
             raise NotebookDiedError("the time limit for this submission was reached")
         self.buffer = b""
         self.process = sandbox.runner_process(self.scratch, self.limits, self.kind)
+        heading = b"" if not self.restarts else b"\n[a fresh sandbox starts here]\n"
+        self.output.follow(self.process.stderr, heading)
         reply = self._receive(min(self.remaining(), 120.0), "starting the notebook's sandbox")
         if not reply.get("ready"):
             self.stop()
@@ -228,12 +282,16 @@ class Notebook:
     def get(self, name: str) -> Any:
         return self.ask({"op": "get", "name": name}, f"reading `{name}`")
 
-    def canary(self) -> tuple[dict[str, Any], bool]:
+    def canary(self, challenge: int | None = None) -> tuple[dict[str, Any], int, bool]:
+        """(the notebook's fingerprint, or ``{"error": why}`` if it gave none; the random
+        challenge it was computed with; whether the notebook has imported torch)."""
         self._ensure()
-        reply = self._request({"op": "canary"}, self.cell_limit_s, "the canary")
+        challenge = secrets.randbits(62) if challenge is None else challenge
+        message = {"op": "canary", "challenge": challenge}
+        reply = self._request(message, self.cell_limit_s, "the canary")
         if "_failed" in reply or not reply.get("ok"):
-            return {"error": str(reply.get("_failed") or reply.get("error"))}, False
-        return reply.get("value"), bool(reply.get("torch"))
+            return {"error": str(reply.get("_failed") or reply.get("error"))}, challenge, False
+        return reply.get("value"), challenge, reply.get("torch") is True
 
 
 class Remote:
@@ -304,8 +362,9 @@ class RemoteFunction(Remote):
 def _write_back(reply: dict[str, Any], args: tuple, kwargs: dict[str, Any]) -> None:
     """Copy what the notebook's call wrote into tensor arguments back into the test's tensors
     (a kernel writes its output in place), whole buffers for views (guard cells included)."""
-    import torch
-
+    torch = sys.modules.get("torch")
+    if torch is None:  # the test passed no tensor (it would have imported torch): nothing to do
+        return
     after = reply.get("args") or []
     pairs = [(a, b) for a, b in zip(args, after, strict=False) if b is not None]
     pairs += [(kwargs[k], v) for k, v in (reply.get("kwargs") or {}).items() if k in kwargs]
@@ -326,6 +385,7 @@ __all__ = [
     "CHECK_CELL",
     "Notebook",
     "NotebookDiedError",
+    "OutputLog",
     "Remote",
     "RemoteFunction",
     "StudentError",

@@ -4,8 +4,9 @@
 :mod:`gpuperf.classroom.grade` (a fresh process each time, so nothing one submission does can
 persist into the next). It
 
-1. reads the submission (``nbformat``) and refuses it, with the reason, when it is unreadable or
-   its otter metadata names another lab or no lab;
+1. reads the submission (:func:`~gpuperf.classroom.submissions.read_submission`: a regular
+   file, never through a link) and refuses it, with the reason, when it is unreadable, damaged
+   or its otter metadata names another lab or no lab;
 2. builds the *reference namespace* from the instructor's copy of the lab (never from the
    submission): every top-level statement of the handed-out notebook that contains no ``...``
    placeholder is run here, so names such as ``np``, ``OPS``, ``CHIPS``, ``DEVICE`` or
@@ -22,7 +23,9 @@ persist into the next). It
    ``gpuperf.grading`` check is reported as "tampering detected";
 6. writes ``results.json`` after every question (so a run killed at the outer time limit keeps
    what completed), ``feedback.txt`` (public tests' messages only: a hidden test says "passed"
-   or "failed", never its code or output) and ``grading.log``.
+   or "failed", never its code or output), ``grading.log`` and ``output.log`` (what the
+   notebook printed, received through a pipe: this process never opens a path inside the
+   sandbox, where the student could have left a link).
 
 Points follow otter's rules for OK-format tests: a question's points are split equally between
 its test cases unless a case states its own points.
@@ -39,6 +42,7 @@ import io
 import json
 import os
 import re
+import resource
 import sys
 import tempfile
 import time
@@ -49,9 +53,9 @@ from typing import Any
 
 from . import canary, sandbox
 from .student import CHECK_CELL, Notebook
+from .submissions import SubmissionError, code_digest, read_submission
 
 MAX_OUTPUT_CHARS = 4000
-MAX_LOG_BYTES = 2**20
 
 
 @dataclass
@@ -257,6 +261,7 @@ class Grader:
         timeout_s: float,
         cell_timeout_s: float,
         limits: sandbox.Limits,
+        kind: str | None = None,
     ) -> None:
         self.lab_dir, self.lab = lab_dir, lab_dir.name
         self.submission, self.student, self.out_dir = submission, student, out_dir
@@ -264,7 +269,7 @@ class Grader:
         self.deadline = self.start + timeout_s
         self.cell_timeout_s = cell_timeout_s
         self.limits = limits
-        self.kind = sandbox.mechanism()
+        self.kind = kind or sandbox.mechanism()
         self.questions = load_tests(lab_dir / "autograder" / "tests")
         self.log_lines: list[str] = []
         self.result: dict[str, Any] = {
@@ -288,6 +293,9 @@ class Grader:
 
     def save(self) -> None:
         self.out_dir.mkdir(parents=True, exist_ok=True)
+        # this process's peak memory: an answer must never be able to inflate it
+        peak_kib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+        self.result["grader_max_rss_mb"] = peak_kib / 1024
         scores = [q["score"] for q in self.result["questions"].values()]
         self.result["total"] = sum(scores)
         self.result["max_total"] = sum(q["max_score"] for q in self.result["questions"].values())
@@ -303,12 +311,10 @@ class Grader:
         self.write_feedback()
 
     def read_cells(self) -> list[str] | None:
-        import nbformat
-
         try:
-            notebook = nbformat.read(self.submission, as_version=4)
-        except Exception as error:
-            self.refuse(f"notebook unreadable: {type(error).__name__}: {str(error)[:200]}")
+            notebook = read_submission(self.submission)
+        except SubmissionError as error:
+            self.refuse(str(error))
             return None
         otter = notebook.metadata.get("otter")
         name = otter.get("assignment_name") if isinstance(otter, dict) else None
@@ -319,9 +325,11 @@ class Grader:
             )
             return None
         if name != self.lab:
-            self.refuse(f"wrong lab: the notebook is {name!r}, this is {self.lab!r}")
+            self.refuse(f"wrong lab: the notebook is {str(name)[:100]!r}, this is {self.lab!r}")
             return None
-        return [c.source for c in notebook.cells if c.cell_type == "code"]
+        cells = [c.source for c in notebook.cells if c.cell_type == "code"]
+        self.result["code_sha256"] = code_digest(cells)
+        return cells
 
     def grade(self) -> None:
         self.log(f"grading {self.submission} for {self.lab} in a {self.kind} sandbox")
@@ -352,14 +360,9 @@ class Grader:
                 self.write_feedback()
             finally:
                 notebook.stop()
-                for name, target in [
-                    ("scratch/output.log", "output.log"),
-                    ("scratch-sandbox.log", "sandbox.log"),
-                ]:
-                    path = Path(tmp) / name
-                    if path.is_file() and path.stat().st_size:
-                        with path.open("rb") as source:
-                            (self.out_dir / target).write_bytes(source.read(MAX_LOG_BYTES))
+                printed = notebook.output.text()  # from the sandbox's pipe, never from a file
+                if printed:
+                    (self.out_dir / "output.log").write_bytes(printed)
 
     def _grade(self, notebook: Notebook, cells: list[str], references: dict[str, Any]) -> None:
         # the notebook gets at most 70 % of the time; the tests need the rest
@@ -370,10 +373,12 @@ class Grader:
             self.refuse(f"the sandbox did not start: {error}")
             return
         # the sandbox's own view of the gpuperf sources before any student code ran
-        baseline, _ = notebook.canary()
+        baseline, _, _ = notebook.canary()
+        if not isinstance(baseline, dict):
+            baseline = {}
         # (only in the fallback, where the sources are a private, writable copy: under bwrap
         # they are mounted read-only, and the instructor may edit the originals meanwhile)
-        sources = {k: v for k, v in baseline.items() if k.endswith(" sha256")}
+        sources = {k: v for k, v in baseline.items() if str(k).endswith(" sha256")}
         notes = notebook.run_cells(cells, budget_end)
         self.result["notes"] += notes
         self.result.update(status="GRADED", reason="")
@@ -393,21 +398,7 @@ class Grader:
                 entry["score"] += case.points if passed else 0.0
             self.log(f"{question}: {entry['score']:g}/{entry['max_score']:g}")
             self.save()
-        try:
-            fingerprint, has_torch = notebook.canary()
-        except Exception as error:  # the time limit was reached first: say so, do not guess
-            fingerprint, has_torch = None, False
-            self.result["notes"].append(f"the canary could not run: {error}")
-        changed = []
-        if fingerprint is not None and "error" in fingerprint:
-            # the notebook's process hung or died while probing its checking functions
-            changed = [f"the canary did not answer: {fingerprint['error']}"]
-        elif fingerprint is not None:
-            expected = canary.fingerprint(include_torch=has_torch)
-            expected = {k: v for k, v in expected.items() if not k.endswith(" sha256")}
-            if self.kind != "bwrap":
-                expected |= sources
-            changed = canary.differences(expected, fingerprint)
+        changed = self._tampering(notebook, sources)
         if changed:
             self.result["tampering"] = changed
             self.result.update(status="UNGRADED", reason=f"tampering detected: {changed[0]}")
@@ -417,6 +408,27 @@ class Grader:
         self.result["complete"] = True
         self.save()
         self.write_feedback()
+
+    def _tampering(self, notebook: Notebook, sources: dict[str, str]) -> list[str]:
+        """What the canary found replaced (empty: nothing). A canary that cannot answer because
+        the submission's time is up is a note; one that answers with anything but an honest
+        fingerprint of this challenge (a hang, a crash, a reply that breaks the protocol, a
+        fingerprint copied before the patching) is tampering."""
+        try:
+            fingerprint, challenge, has_torch = notebook.canary()
+        except Exception as error:  # the time limit was reached first: say so, do not guess
+            self.result["notes"].append(f"the canary could not run: {error}")
+            return []
+        if isinstance(fingerprint, dict) and set(fingerprint) == {"error"}:
+            if notebook.remaining() <= 0:
+                self.result["notes"].append("the canary could not run: the time limit was reached")
+                return []
+            return [f"the canary did not answer: {str(fingerprint['error'])[:300]}"]
+        expected = canary.fingerprint(include_torch=has_torch, challenge=challenge)
+        expected = {k: v for k, v in expected.items() if not k.endswith(" sha256")}
+        if self.kind != "bwrap":
+            expected |= sources
+        return canary.differences(expected, fingerprint)
 
     def _run_case(
         self, notebook: Notebook, references: dict[str, Any], name: str, case: Case
@@ -458,6 +470,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--timeout", type=float, required=True)
     parser.add_argument("--cell-timeout", type=float, required=True)
     parser.add_argument("--memory", type=int, required=True)
+    parser.add_argument("--sandbox", choices=["bwrap", "fallback"], default=None)
     args = parser.parse_args(argv)
     grader = Grader(
         args.lab_dir,
@@ -467,6 +480,7 @@ def main(argv: list[str] | None = None) -> int:
         timeout_s=args.timeout,
         cell_timeout_s=args.cell_timeout,
         limits=sandbox.Limits(memory_mb=args.memory, cpu_s=int(args.timeout) + 10),
+        kind=args.sandbox,
     )
     grader.grade()
     return 0

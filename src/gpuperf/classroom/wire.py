@@ -5,34 +5,59 @@ The trusted grader never holds a student's object. It asks the sandboxed noteboo
 'fp16')``); the answers come back over a pipe as one JSON document per line. This module is
 that encoding, used on both sides:
 
-* numbers, strings, ``None``, ``...``, bytes, lists, tuples, dicts, sets, numpy arrays and
-  scalars and torch tensors travel by value (arrays as ``.npy`` bytes read with
+* numbers, strings, ``None``, ``...``, bytes, lists, tuples (named tuples too: they come back
+  as named tuples with the same fields), dicts, sets, slices, ranges, numpy arrays and scalars,
+  torch tensors, and the plain values a check passes or reads back (a ``torch.dtype`` such as
+  ``torch.float16``, a ``torch.device``, a numpy dtype or scalar type, the built-in types
+  ``int``/``float``/...) travel by value (arrays as ``.npy`` bytes read with
   ``allow_pickle=False``: an object array or a pickle cannot cross);
 * anything else (a function, a class, an object of the student's, a tensor that is part of an
-  autograd graph) stays in the sandbox and
-  crosses as a numbered handle, :class:`Handle`; the grader's proxy for it forwards
-  attribute access, calls, indexing, ``len``, ``float`` and iteration back to the sandbox.
+  autograd graph) stays in the sandbox and crosses as a numbered handle, :class:`Handle`; the
+  grader's proxy for it forwards attribute access, calls, indexing, ``len``, ``float`` and
+  iteration back to the sandbox.
 
-Decoding is pure data construction: ``json.loads`` and ``numpy.load(allow_pickle=False)``. A
-hostile sandbox can send wrong answers or garbage (a :class:`WireError`), never code. Sizes and
-nesting depth are bounded so that a giant answer cannot exhaust the grader.
+Decoding is pure data construction: ``json.loads``, ``numpy.load(allow_pickle=False)`` and, for a
+named tuple, :func:`collections.namedtuple` on field names checked to be identifiers. A hostile
+sandbox can send wrong answers or garbage (a :class:`WireError`), never code. Everything is
+bounded so that an answer cannot exhaust the grader's memory: one message is at most
+:data:`MAX_MESSAGE_BYTES` (a few hundred MB of Python objects at worst), nesting at most
+:data:`MAX_DEPTH` levels, and an array or tensor at most :data:`MAX_ELEMENTS` elements *as
+shaped*, so a stride-0 view (``torch.zeros(1).expand(2**28)``: one number in memory, 2**28 as
+seen) is refused before anything is expanded.
 """
 
 from __future__ import annotations
 
 import base64
+import builtins
+import collections
+import functools
 import io
 import json
+import keyword
+import math
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
-#: Largest message either side accepts (bytes of one JSON line).
-MAX_MESSAGE_BYTES = 64 * 2**20
+#: Largest message either side accepts (bytes of one JSON line). The labs' answers and the
+#: tensors a test hands to a kernel are a few kB to a few hundred kB.
+MAX_MESSAGE_BYTES = 8 * 2**20
 #: Deepest nesting of containers that is encoded by value.
 MAX_DEPTH = 32
+#: Most elements an array or tensor may have as shaped (a view counts its full shape).
+MAX_ELEMENTS = 2**21
+#: Array dtype kinds that may cross: bool, integers, floats, complex, strings.
+ARRAY_KINDS = "biufcSU"
+#: Built-in types that cross by name (``dtype=float``).
+BUILTIN_TYPES = ("int", "float", "bool", "complex", "str", "bytes")
+_BUILTIN_TYPES = tuple(getattr(builtins, name) for name in BUILTIN_TYPES)
+
+_DEVICE = re.compile(r"[a-z]{1,16}(:[0-9]{1,4})?")
+_NUMPY_DTYPE = re.compile(r"[<>|=]?[a-zA-Z][0-9]{0,2}")
 
 
 class WireError(ValueError):
@@ -54,11 +79,53 @@ def _npy(array: np.ndarray) -> str:
     return base64.b64encode(buffer.getvalue()).decode("ascii")
 
 
+def _check_elements(shape: Any) -> None:
+    count = math.prod(int(n) for n in shape)
+    if count > MAX_ELEMENTS:
+        raise WireError(
+            f"an array of shape {tuple(shape)} has {count} elements, over the limit of "
+            f"{MAX_ELEMENTS}"
+        )
+
+
 def _from_npy(text: str) -> np.ndarray:
     try:
-        return np.load(io.BytesIO(base64.b64decode(text)), allow_pickle=False)
+        array = np.load(io.BytesIO(base64.b64decode(text)), allow_pickle=False)
     except Exception as error:  # malformed bytes, object arrays
         raise WireError(f"not an array: {error}") from None
+    if type(array) is not np.ndarray or array.dtype.kind not in ARRAY_KINDS:
+        raise WireError(f"an array of dtype {array.dtype} cannot cross")
+    _check_elements(array.shape)
+    return array
+
+
+def _is_namedtuple(value: Any) -> bool:
+    fields = getattr(type(value), "_fields", None)
+    return type(fields) is tuple and all(type(f) is str for f in fields)
+
+
+@functools.lru_cache(maxsize=256)
+def _namedtuple(name: str, fields: tuple[str, ...]) -> type:
+    for word in (name, *fields):
+        if not word.isidentifier() or keyword.iskeyword(word) or word.startswith("_"):
+            raise WireError(f"{word!r} is not a valid named-tuple name")
+    if len(set(fields)) != len(fields) or len(fields) > 256 or len(name) > 100:
+        raise WireError(f"bad named-tuple fields {fields!r}")
+    return collections.namedtuple(name, fields)
+
+
+def _torch_kind(kind: type) -> str | None:
+    """``"tensor"``, ``"size"``, ``"dtype"``, ``"device"`` for torch's types, else None
+    (without importing torch: a notebook that never imports it sends none of them)."""
+    if kind.__module__ != "torch":
+        return None
+    return {
+        "Tensor": "tensor",
+        "Parameter": "tensor",
+        "Size": "size",
+        "dtype": "dtype",
+        "device": "device",
+    }.get(kind.__name__)
 
 
 def encode(value: Any, make_handle: Callable[[Any], Handle] | None = None, depth: int = 0) -> Any:
@@ -66,71 +133,93 @@ def encode(value: Any, make_handle: Callable[[Any], Handle] | None = None, depth
     if depth > MAX_DEPTH:
         raise WireError(f"nested deeper than {MAX_DEPTH} levels")
     kind = type(value)
-    if value is None or kind in (bool, str):
-        return value
+
+    def inner(item: Any) -> Any:
+        return encode(item, make_handle, depth + 1)
+
+    if value is None or kind in (bool, str, float):
+        return value  # floats as JSON numbers: repr round-trips them, NaN and ±inf included
     if kind is int:
         return value if abs(value) < 2**63 else {"~": "bigint", "v": str(value)}
-    if kind is float:
-        return {"~": "float", "v": repr(value)}
     if value is Ellipsis:
         return {"~": "ellipsis"}
     if kind is complex:
-        return {"~": "complex", "v": [repr(value.real), repr(value.imag)]}
+        return {"~": "complex", "v": [value.real, value.imag]}
     if kind is bytes:
         return {"~": "bytes", "v": base64.b64encode(value).decode("ascii")}
     if kind in (list, tuple, set, frozenset):
         items = sorted(value, key=repr) if kind in (set, frozenset) else value
-        return {"~": kind.__name__, "v": [encode(v, make_handle, depth + 1) for v in items]}
+        return {"~": kind.__name__, "v": [inner(v) for v in items]}
+    if isinstance(value, tuple) and _is_namedtuple(value):
+        fields = list(kind._fields)
+        return {"~": "namedtuple", "name": kind.__name__, "fields": fields,
+                "v": [inner(v) for v in tuple.__iter__(value)]}  # fmt: skip
     if kind is dict:
-        return {
-            "~": "dict",
-            "v": [
-                [encode(k, make_handle, depth + 1), encode(v, make_handle, depth + 1)]
-                for k, v in value.items()
-            ],
-        }
-    if kind is np.ndarray and value.dtype != object:
+        return {"~": "dict", "v": [[inner(k), inner(v)] for k, v in value.items()]}
+    if kind is slice:
+        return {"~": "slice", "v": [inner(value.start), inner(value.stop), inner(value.step)]}
+    if kind is range:
+        return {"~": "range", "v": [inner(value.start), inner(value.stop), inner(value.step)]}
+    if kind is type and value in _BUILTIN_TYPES:
+        return {"~": "type", "v": value.__name__}
+    if kind is np.ndarray and value.dtype.kind in ARRAY_KINDS:
         return {"~": "ndarray", "v": _npy(value)}
-    if isinstance(value, np.generic) and not isinstance(value, np.object_):
+    if isinstance(value, np.generic) and value.dtype.kind in ARRAY_KINDS:
         return {"~": "npscalar", "v": _npy(np.asarray(value))}
-    if kind.__module__ == "torch" and kind.__name__ == "Size":
-        return {"~": "tuple", "v": [encode(int(v)) for v in value]}
-    if kind.__module__ == "torch" and kind.__name__ in ("Tensor", "Parameter"):
-        if value.grad_fn is not None and make_handle is not None:
-            # part of an autograd graph the test may inspect (``out.grad_fn.saved_tensors``):
-            # it stays in the sandbox; ``.detach()`` through the handle gives its values
-            handle = make_handle(value)
-            return {"~": "handle", "id": handle.id, "type": handle.type_name, "call": False}
-        view = None
-        base = value._base
-        if base is not None and base.is_contiguous() and base.dtype == value.dtype:
-            # a view (e.g. an output with guard cells around it): send the whole buffer and
-            # where the view sits in it, so writes past the view's ends are seen too
-            view = [
-                list(value.shape),
-                list(value.stride()),
-                value.storage_offset() - base.storage_offset(),
-            ]
-            value_data = base
-        else:
-            value_data = value
-        tensor = value_data.detach().cpu().contiguous()
-        try:
-            array = tensor.numpy()
-        except TypeError:  # bf16 and friends have no numpy dtype
-            array = tensor.float().numpy()
-        return {
-            "~": "tensor",
-            "v": _npy(array),
-            "view": view,
-            "dtype": str(value.dtype),
-            "device": str(value.device),
-            "grad": bool(value.requires_grad),
-        }
+    if isinstance(value, np.dtype) and value.isbuiltin == 1 and value.kind in ARRAY_KINDS:
+        return {"~": "npdtype", "v": value.str}
+    if (
+        isinstance(value, type)
+        and issubclass(value, np.generic)
+        and np.dtype(value).isbuiltin == 1
+        and np.dtype(value).kind in ARRAY_KINDS
+    ):
+        return {"~": "nptype", "v": np.dtype(value).str}
+    torch_kind = _torch_kind(kind)
+    if torch_kind == "size":
+        return {"~": "tuple", "v": [int(v) for v in value]}
+    if torch_kind == "dtype":
+        return {"~": "dtype", "v": str(value).removeprefix("torch.")}
+    if torch_kind == "device":
+        return {"~": "device", "v": str(value)}
+    if torch_kind == "tensor":
+        return _encode_tensor(value, make_handle)
     if make_handle is None:
         raise WireError(f"a {kind.__name__} cannot be sent by value")
     handle = make_handle(value)
     return {"~": "handle", "id": handle.id, "type": handle.type_name, "call": handle.is_callable}
+
+
+def _encode_tensor(value: Any, make_handle: Callable[[Any], Handle] | None) -> Any:
+    if value.grad_fn is not None and make_handle is not None:
+        # part of an autograd graph the test may inspect (``out.grad_fn.saved_tensors``):
+        # it stays in the sandbox; ``.detach()`` through the handle gives its values
+        handle = make_handle(value)
+        return {"~": "handle", "id": handle.id, "type": handle.type_name, "call": False}
+    view = None
+    base = value._base
+    if base is not None and base.is_contiguous() and base.dtype == value.dtype:
+        # a view (e.g. an output with guard cells around it): send the whole buffer and
+        # where the view sits in it, so writes past the view's ends are seen too
+        offset = value.storage_offset() - base.storage_offset()
+        view = [list(value.shape), list(value.stride()), offset]
+        value_data = base
+    else:
+        value_data = value
+    _check_elements(value.shape)
+    tensor = value_data.detach().cpu().contiguous()
+    try:
+        array = tensor.numpy()
+    except TypeError:  # bf16 and friends have no numpy dtype
+        array = tensor.float().numpy()
+    return {
+        "~": "tensor",
+        "v": _npy(array),
+        "view": view,
+        "dtype": str(value.dtype),
+        "device": str(value.device),
+        "grad": bool(value.requires_grad),
+    }
 
 
 def decode(
@@ -143,7 +232,7 @@ def decode(
     """Inverse of :func:`encode`: data only; handles go through ``resolve_handle``."""
     if depth > MAX_DEPTH:
         raise WireError(f"nested deeper than {MAX_DEPTH} levels")
-    if data is None or type(data) in (bool, int, str):
+    if data is None or type(data) in (bool, int, float, str):
         return data
     if type(data) is not dict or "~" not in data:
         raise WireError(f"unexpected {type(data).__name__} in a message")
@@ -153,8 +242,6 @@ def decode(
         return decode(item, resolve_handle, device=device, depth=depth + 1)
 
     try:
-        if kind == "float":
-            return float(raw)
         if kind == "bigint":
             return int(raw)
         if kind == "ellipsis":
@@ -166,31 +253,44 @@ def decode(
         if kind in ("list", "tuple", "set", "frozenset"):
             items = [inner(v) for v in raw]
             return {"list": list, "tuple": tuple, "set": set, "frozenset": frozenset}[kind](items)
+        if kind == "namedtuple":
+            cls = _namedtuple(str(data["name"]), tuple(str(f) for f in data["fields"]))
+            return cls(*[inner(v) for v in raw])
         if kind == "dict":
             return {inner(k): inner(v) for k, v in raw}
+        if kind in ("slice", "range"):
+            start, stop, step = (inner(v) for v in raw)
+            if kind == "range":
+                return range(int(start), int(stop), int(step))
+            return slice(start, stop, step)
+        if kind == "type" and raw in BUILTIN_TYPES:
+            return getattr(builtins, raw)
+        if kind in ("npdtype", "nptype"):
+            if type(raw) is not str or not _NUMPY_DTYPE.fullmatch(raw):
+                raise WireError(f"not a numpy dtype: {raw!r}")
+            dtype = np.dtype(raw)
+            if dtype.kind not in ARRAY_KINDS:
+                raise WireError(f"a numpy dtype {raw!r} cannot cross")
+            return dtype if kind == "npdtype" else dtype.type
         if kind == "ndarray":
             return _from_npy(raw)
         if kind == "npscalar":
             return _from_npy(raw)[()]
-        if kind == "tensor":
+        if kind == "dtype":
             import torch
 
-            dtype = getattr(torch, str(data["dtype"]).removeprefix("torch."), None)
+            dtype = getattr(torch, str(raw), None) if str(raw).isidentifier() else None
             if not isinstance(dtype, torch.dtype):
-                raise WireError(f"unknown tensor dtype {data['dtype']!r}")
-            tensor = torch.from_numpy(_from_npy(raw).copy()).to(dtype)
-            if device is not None and data.get("device", "cpu") != "cpu":
-                tensor = tensor.to(device)
-            view = data.get("view")
-            if view is not None:
-                size, stride, offset = ([int(n) for n in view[0]], [int(n) for n in view[1]],
-                                        int(view[2]))  # fmt: skip
-                if offset < 0 or any(n < 0 for n in size + stride):
-                    raise WireError(f"bad tensor view {view!r}")
-                tensor = tensor.as_strided(size, stride, offset)  # checked against the buffer
-            if data.get("grad") and tensor.is_floating_point() and tensor.is_leaf:
-                tensor.requires_grad_()
-            return tensor
+                raise WireError(f"unknown torch dtype {raw!r}")
+            return dtype
+        if kind == "device":
+            import torch
+
+            if type(raw) is not str or not _DEVICE.fullmatch(raw):
+                raise WireError(f"not a device: {raw!r}")
+            return torch.device(raw)
+        if kind == "tensor":
+            return _decode_tensor(data, raw, device)
         if kind == "handle":
             if resolve_handle is None:
                 raise WireError("a handle where only data is allowed")
@@ -202,22 +302,47 @@ def decode(
     raise WireError(f"unknown value kind {kind!r}")
 
 
+def _decode_tensor(data: dict[str, Any], raw: Any, device: Any) -> Any:
+    import torch
+
+    dtype = getattr(torch, str(data["dtype"]).removeprefix("torch."), None)
+    if not isinstance(dtype, torch.dtype):
+        raise WireError(f"unknown tensor dtype {data['dtype']!r}")
+    tensor = torch.from_numpy(_from_npy(raw).copy()).to(dtype)
+    if device is not None and data.get("device", "cpu") != "cpu":
+        tensor = tensor.to(device)
+    view = data.get("view")
+    if view is not None:
+        size, stride, offset = [int(n) for n in view[0]], [int(n) for n in view[1]], int(view[2])
+        if offset < 0 or any(n < 0 for n in size + stride):
+            raise WireError(f"bad tensor view {view!r}")
+        _check_elements(size)  # before the view exists: shapes are compared, never expanded
+        tensor = tensor.as_strided(size, stride, offset)  # checked against the buffer
+    if data.get("grad") and tensor.is_floating_point() and tensor.is_leaf:
+        tensor.requires_grad_()
+    return tensor
+
+
 def dumps(message: dict[str, Any]) -> bytes:
-    """One message as one line of JSON (NaN and infinity allowed, as floats are repr'd)."""
-    line = json.dumps(message, separators=(",", ":")).encode() + b"\n"
+    """One message as one line of JSON (NaN and infinity allowed)."""
+    try:
+        line = json.dumps(message, separators=(",", ":")).encode() + b"\n"
+    except RecursionError:
+        raise WireError("a message nested too deeply to encode") from None
     if len(line) > MAX_MESSAGE_BYTES:
         raise WireError(f"message of {len(line)} bytes is over the {MAX_MESSAGE_BYTES}-byte limit")
     return line
 
 
 def loads(line: bytes) -> dict[str, Any]:
-    """Parse one line; anything but a JSON object is a :class:`WireError`."""
+    """Parse one line; anything but a JSON object is a :class:`WireError` (never another
+    exception: a reply nested deeply enough to exhaust the parser's stack is one too)."""
     if len(line) > MAX_MESSAGE_BYTES:
         raise WireError(f"message of {len(line)} bytes is over the {MAX_MESSAGE_BYTES}-byte limit")
     try:
         message = json.loads(line)
-    except ValueError as error:
-        raise WireError(f"not JSON: {error}") from None
+    except (ValueError, RecursionError) as error:
+        raise WireError(f"not JSON: {type(error).__name__}: {str(error)[:200]}") from None
     if type(message) is not dict:
         raise WireError("a message must be a JSON object")
     return message

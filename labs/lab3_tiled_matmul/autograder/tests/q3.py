@@ -5,7 +5,7 @@ test = {   'name': 'q3',
     'suites': [   {   'cases': [   {   'code': '>>> from gpuperf import tiling\n'
                                                '>>> from gpuperf.grading import answered, call, check_close, check_true, safe_repr\n'
                                                ">>> _result = call('wave_stats', wave_stats, 2048, 2048, 128, 128, 'A100-80GB')\n"
-                                               ">>> check_true(type(_result) is tuple and len(_result) == 3, f'wave_stats should return a tuple (tiles, waves, wave_efficiency), got "
+                                               ">>> check_true(isinstance(_result, tuple) and len(_result) == 3, f'wave_stats should return a tuple (tiles, waves, wave_efficiency), got "
                                                "{safe_repr(_result)}')\n"
                                                ">>> _ref = tiling.wave_quantization(2048, 2048, 128, 128, 'A100-80GB')\n"
                                                ">>> check_close('tiles', _result[0], _ref.tiles)\n"

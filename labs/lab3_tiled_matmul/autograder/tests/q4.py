@@ -7,7 +7,8 @@ test = {   'name': 'q4',
                                                '>>> from gpuperf.grading import answered, call, check_close, check_true\n'
                                                ">>> _fp16 = numerics.FORMATS['fp16']\n"
                                                ">>> _limits = call('format_limits', format_limits, 5, 10)\n"
-                                               ">>> check_true(type(_limits) is tuple and len(_limits) == 3, 'format_limits should return a tuple (largest_finite, smallest_normal, unit_roundoff)')\n"
+                                               ">>> check_true(isinstance(_limits, tuple) and len(_limits) == 3, 'format_limits should return a tuple (largest_finite, smallest_normal, "
+                                               "unit_roundoff)')\n"
                                                ">>> check_close('format_limits(5, 10)[0] (largest finite)', _limits[0], _fp16.largest_finite, rtol=1e-09, hints={2.0: 'the top exponent is reserved "
                                                "for inf and NaN', 65536 / 65504: 'the largest mantissa is 1.11…1 = 2 - 2**-M, not 2'})\n"
                                                ">>> check_close('format_limits(5, 10)[1] (smallest normal)', _limits[1], _fp16.smallest_normal, rtol=1e-09)\n"

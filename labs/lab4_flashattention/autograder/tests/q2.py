@@ -24,7 +24,7 @@ test = {   'name': 'q2',
                                                "max_scores=_s.amax(dim=-1), slips={'keys past the end of the sequence get the score 0 instead of -inf, so they take weight from the real keys: set s "
                                                "to -inf where offs_n >= seq_len (the key mask), before the max': _unmasked})\n"
                                                ">>> _result = call('flash_attention_forward', flash_attention_forward, _q, _k, _v)\n"
-                                               ">>> check_true(type(_result) is tuple and len(_result) == 2, 'flash_attention_forward should return the tuple (o, L)')\n",
+                                               ">>> check_true(isinstance(_result, tuple) and len(_result) == 2, 'flash_attention_forward should return the tuple (o, L)')\n",
                                        'hidden': False,
                                        'locked': False},
                                    {'code': ">>> from gpuperf.grading import run_hidden\n>>> run_hidden('q2', globals())\n", 'hidden': True, 'locked': False}],

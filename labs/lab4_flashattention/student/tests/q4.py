@@ -9,9 +9,10 @@ test = {   'name': 'q4',
                                                '>>> _x = _rng.normal(0, 3, (3, 40))\n'
                                                '>>> _x[1, :20] += 8.0\n'
                                                '>>> _v = _rng.normal(0, 1, (40, 8))\n'
+                                               '>>> _want = attention.softmax(_x) @ _v\n'
                                                '>>> for _splits in (1, 4, 7):\n'
-                                               "...     check_tensor(f'combine_splits of {_splits} chunks', call('combine_splits', combine_splits, *split_partials(_x, _v, _splits)), "
-                                               'attention.softmax(_x) @ _v, atol=1e-09, rtol=1e-09)\n',
+                                               "...     check_tensor(f'combine_splits of {_splits} chunks', call('combine_splits', combine_splits, *split_partials(_x, _v, _splits)), _want, "
+                                               'atol=1e-09, rtol=1e-09)\n',
                                        'hidden': False,
                                        'locked': False}],
                       'scored': True,

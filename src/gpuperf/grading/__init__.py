@@ -46,6 +46,7 @@ import os
 import signal
 import subprocess
 import sys
+import textwrap
 import threading
 import urllib.request
 from collections.abc import Iterator, Mapping, Sequence
@@ -58,6 +59,7 @@ __all__ = [
     "CellTimeLimit",
     "CheckError",
     "IntegrityError",
+    "all_answered",
     "answer",
     "answered",
     "call",
@@ -199,6 +201,49 @@ def answered(name: str, value: Any) -> Any:
     return value
 
 
+def _is_stub(function: Any) -> bool:
+    """Is ``function`` still the handed-out skeleton, with a bare ``...`` (or ``x = ...``)
+    statement in its body? Read from its source; a function without readable source is not."""
+    import ast
+    import inspect
+
+    target = getattr(function, "fn", function)  # a @triton.jit kernel wraps the function
+    try:
+        tree = ast.parse(textwrap.dedent(inspect.getsource(target)))
+    except (OSError, TypeError, SyntaxError, ValueError):
+        return False
+    for node in ast.walk(tree):
+        placeholder = (
+            isinstance(node, ast.Expr | ast.Assign | ast.AnnAssign)
+            and isinstance(node.value, ast.Constant)
+            and node.value.value is Ellipsis
+        )
+        if placeholder:
+            return True
+    return False
+
+
+def all_answered(*answers: Any) -> bool:
+    """True when none of ``answers`` is still a placeholder; else print that the question is not
+    answered yet and return False.
+
+    The labs' own print lines and figures use it, so that running an untouched notebook shows
+    "not answered yet" instead of a traceback from code the student did not write. A value
+    counts as unanswered when it is ``...``, ``None`` or a tuple, list or dict holding a
+    ``...``; a function when its body still has a bare ``...`` statement.
+    """
+    for value in answers:
+        if callable(value) and not isinstance(value, type):
+            if _is_stub(value):
+                break
+        elif value is None or _has_placeholder(value):
+            break
+    else:
+        return True
+    print("Not answered yet: fill in the `...` of this question, then run this cell again.")
+    return False
+
+
 def answer(env: Mapping[str, Any], name: str) -> Any:
     """The student's answer ``name`` from the notebook's namespace ``env`` (hidden tests take
     answers, and only answers, this way); fails if it is undefined or not answered yet."""
@@ -254,13 +299,21 @@ def check_close(
     """
     number = _as_float(name, value)
     expected = float(expected)
-    if math.isinf(expected):
-        check_true(
-            math.isinf(number) and number > 0,
-            f"`{name}` = {_fmt(number)}; expected infinity (math.inf): it never becomes "
-            "compute-bound at this size.",
+    if math.isnan(expected):
+        raise ValueError(f"check_close({name!r}): the reference is NaN; a test needs a number")
+    if math.isinf(expected):  # the only case where an infinite answer is right
+        want = (
+            "infinity (math.inf): it never becomes compute-bound at this size"
+            if expected > 0
+            else "minus infinity (-math.inf)"
         )
+        check_true(number == expected, f"`{name}` = {_fmt(number)}; expected {want}.")
         return None
+    if math.isinf(number):
+        raise CheckError(
+            f"`{name}` is infinite ({_fmt(number)}), expected a finite number: look for a "
+            "division by zero or an overflow."
+        )
     if abs(number - expected) <= max(rtol * max(abs(number), abs(expected)), atol):
         return None
     suffix = f" {unit}" if unit else ""
@@ -330,7 +383,9 @@ def check_mapping(
         raise CheckError(f"`{name}` has no entry for {safe_repr(missing)}.")
     for key, want in expected.items():
         label = f"{name}[{safe_repr(key)}]"
-        if isinstance(want, int | float) and not isinstance(want, bool):
+        if isinstance(want, int | float | np.integer | np.floating) and not isinstance(
+            want, bool | np.bool_
+        ):
             check_close(label, value[key], want, rtol=rtol, unit=unit)
         else:
             got = value[key]
@@ -431,8 +486,26 @@ def call(name: str, fn: Any, *args: Any, seconds: float = 60.0, **kwargs: Any) -
     return result
 
 
-def _to_numpy(name: str, value: Any) -> np.ndarray:
+def _shape_of(value: Any) -> tuple[int, ...] | None:
+    """The shape of a numpy array or torch tensor, read without converting it (else None)."""
+    kind = type(value)
+    if kind is np.ndarray:
+        return value.shape
+    if kind.__module__ == "torch" and kind.__name__ in ("Tensor", "Parameter"):
+        return tuple(value.shape)
+    return None
+
+
+def _to_numpy(name: str, value: Any, shape: tuple[int, ...] | None = None) -> np.ndarray | None:
+    """``value`` as a float64 array; ``None`` if ``shape`` is given and the value's differs.
+
+    Shapes are compared *before* converting: converting a stride-0 view
+    (``torch.zeros(1).expand(2**28)``: one number in memory, 2**28 as seen) to float64 would
+    allocate all of it, so an answer of the wrong size is never expanded.
+    """
     answered(name, value)
+    if shape is not None and _shape_of(value) not in (None, tuple(shape)):
+        return None
     if hasattr(value, "detach"):  # a torch tensor, possibly on a GPU or requiring grad
         try:
             value = value.detach().float().cpu().numpy()
@@ -441,11 +514,19 @@ def _to_numpy(name: str, value: Any) -> np.ndarray:
                 f"`{name}` could not be read as numbers ({_error_text(error)})."
             ) from None
     try:
-        return np.asarray(value, dtype=float)
+        array = np.asarray(value, dtype=float)
     except (TypeError, ValueError, OverflowError):
         raise CheckError(
             f"`{name}` should be an array or tensor, not {_type_name(value)}."
         ) from None
+    return None if shape is not None and array.shape != tuple(shape) else array
+
+
+def _shape_text(value: Any) -> str:
+    shape = _shape_of(value)
+    if shape is None:
+        shape = np.shape(np.asarray(value, dtype=float))  # small: a list of the student's
+    return str(tuple(int(n) for n in shape))
 
 
 def _runs(indices: np.ndarray) -> str:
@@ -479,10 +560,10 @@ def check_tensor(
     """
     want = _to_numpy("reference", expected)
     blocks = _blocks(block, want.ndim)
-    got = _to_numpy(name, actual)
-    if got.shape != want.shape:
+    got = _to_numpy(name, actual, want.shape)
+    if got is None:
         raise CheckError(
-            f"`{name}` has shape {tuple(got.shape)}; expected {tuple(want.shape)}: check how "
+            f"`{name}` has shape {_shape_text(actual)}; expected {tuple(want.shape)}: check how "
             "you allocate the output and the grid."
         )
     if not np.all(np.isfinite(got[np.isfinite(want)])):
@@ -603,10 +684,10 @@ def check_attention(
             f"the reference has shape {tuple(want.shape)}; check_attention needs a non-empty "
             "(..., seq, d) array"
         )
-    got = _to_numpy(name, actual)
-    if got.shape != want.shape:
+    got = _to_numpy(name, actual, want.shape)
+    if got is None:
         raise CheckError(
-            f"`{name}` has shape {tuple(got.shape)}; expected {tuple(want.shape)} "
+            f"`{name}` has shape {_shape_text(actual)}; expected {tuple(want.shape)} "
             "(batch, heads, seq, d): allocate the output like q."
         )
     seq = want.shape[-2]
@@ -698,10 +779,10 @@ def check_attention(
             f"`{name}` is right but the logsumexp L is missing: return (or save) "
             "L = m + log ℓ, one float32 per query row, shaped like q without its last dim."
         )
-    lse_got = _to_numpy("L", lse)
-    if lse_got.shape != lse_want.shape:
+    lse_got = _to_numpy("L", lse, lse_want.shape)
+    if lse_got is None:
         raise CheckError(
-            f"`{name}` is right, but L has shape {tuple(lse_got.shape)}; expected "
+            f"`{name}` is right, but L has shape {_shape_text(lse)}; expected "
             f"{tuple(lse_want.shape)} (q's shape without its last dim)."
         )
     if np.all(np.isnan(lse_got)):
@@ -1156,9 +1237,3 @@ def _remember_checks() -> None:
 
 
 _remember_checks()
-
-
-if __name__ == "__main__":  # python -m gpuperf.grading grade ...: see gpuperf.classroom
-    from .classroom import main
-
-    raise SystemExit(main())
