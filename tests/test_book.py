@@ -7,7 +7,10 @@ shows the committed outputs, which nbval checks against a fresh run.
 
 from __future__ import annotations
 
+import os
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -29,6 +32,32 @@ def test_book_builds_without_warnings(built_book):
     assert built_book.returncode == 0, f"jupyter-book build failed:\n{tail}"
     warnings = [line for line in built_book.output.splitlines() if "WARNING" in line]
     assert not warnings, "the build printed warnings:\n" + "\n".join(warnings)
+
+
+#: What the book build must not need (requirements-book.txt installs none of it).
+NOT_FOR_THE_BUILD = ("torch", "triton", "otter", "pytest", "selenium", "matplotlib")
+
+
+def test_the_book_builds_from_requirements_book_alone(built_book):
+    """``pip install -r requirements-book.txt && jupyter-book build .`` is enough: ``.ci/run``
+    builds this session's book in a venv made from that file alone (``GPUPERF_BOOK_VENV``), and
+    that venv holds none of the test stack. Locally, without it, this is skipped."""
+    if built_book.python == sys.executable:
+        reason = (
+            "the book was built in the test environment, not from requirements-book.txt alone "
+            "(set GPUPERF_BOOK_VENV to a venv of it, as .ci/run does)"
+        )
+        if os.environ.get("CI", "").lower() == "true":
+            pytest.fail(f"{reason} (required when CI=true)", pytrace=False)
+        pytest.skip(reason)
+    probe = subprocess.run(
+        [built_book.python, "-c", "import importlib.util as u, sys; "
+         "print(*[m for m in sys.argv[1:] if u.find_spec(m)])", *NOT_FOR_THE_BUILD],
+        capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert probe.returncode == 0, probe.stderr
+    assert probe.stdout.split() == [], f"the book's environment has {probe.stdout.strip()}"
+    assert built_book.returncode == 0, built_book.output[-4000:]
 
 
 def test_book_has_every_toc_page(built_book):
