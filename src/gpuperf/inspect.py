@@ -556,12 +556,14 @@ def write_store(log_paths: list[str | Path]) -> Path:
                 records[entry["key"]] = {"job": entry["job"], "raw": raw}
     path = store_path()
     path.parent.mkdir(parents=True, exist_ok=True)
-    body = {
-        "triton_version": _triton_version(),
-        "schema": _CACHE_SCHEMA,
-        "records": dict(sorted(records.items())),
-    }
-    path.write_text(json.dumps(body, indent=0, sort_keys=True) + "\n", encoding="utf-8")
+    # One record a line, sorted by key: a refresh shows in a diff as the records it changed.
+    lines = [
+        f"{json.dumps(key)}: {json.dumps(record, sort_keys=True, separators=(',', ':'))}"
+        for key, record in sorted(records.items())
+    ]
+    head = {"schema": _CACHE_SCHEMA, "triton_version": _triton_version()}
+    body = json.dumps(head)[:-1] + ', "records": {\n' + ",\n".join(lines) + "\n}}\n"
+    path.write_text(body, encoding="utf-8")
     stored_records.cache_clear()
     return path
 
