@@ -19,7 +19,7 @@ from gpuperf.notebook import toc_files as toc_files_of
 
 ROOT = Path(__file__).resolve().parent.parent
 
-pytestmark = pytest.mark.book
+pytestmark = [pytest.mark.book, pytest.mark.slow]
 
 
 def toc_files() -> list[str]:

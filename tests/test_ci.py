@@ -54,6 +54,7 @@ def test_ci_runs_the_readme_commands_verbatim_in_a_fresh_venv():
     assert 'rm -rf "$VENV"' in script and "VENV=.venv-ci" in script  # recreated every run
 
 
+@pytest.mark.slow
 def test_the_suite_keeps_each_notebook_on_one_worker(tmp_path):
     """nbval runs a notebook's cells in order in one kernel, so pytest-xdist must hand a whole
     notebook to one worker: ``--dist loadfile`` (the README's) groups nbval's cells by file, and
@@ -79,6 +80,7 @@ def test_the_suite_keeps_each_notebook_on_one_worker(tmp_path):
     assert {scope(None, nodeid) for nodeid in ids} == set(notebooks)  # type: ignore[arg-type]
 
 
+@pytest.mark.slow
 def test_workflows_pass_actionlint(tmp_path):
     """The GitHub workflows are valid (syntax, expressions, action inputs): checked by
     actionlint — ``GPUPERF_ACTIONLINT`` (a command), or ``actionlint`` on the PATH (pip install
@@ -177,6 +179,7 @@ def test_table_shows_ok_and_errors():
     assert re.search(r"b\.ipynb\s+2\.0\s+FAILED E: bad", table)
 
 
+@pytest.mark.slow
 def test_gpu_check_cpu_mode_prints_one_table(tmp_path):
     broken = tmp_path / "broken.ipynb"
     nb = nbformat.v4.new_notebook()
@@ -197,6 +200,7 @@ def test_gpu_check_cpu_mode_prints_one_table(tmp_path):
     assert "3 of 4 OK" in out, out
 
 
+@pytest.mark.slow
 def test_gpu_check_refuses_to_pretend_without_a_gpu():
     torch = pytest.importorskip("torch")
     if torch.cuda.is_available():

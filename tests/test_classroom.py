@@ -26,6 +26,8 @@ import pytest
 
 from gpuperf.classroom import sandbox, wire
 
+pytestmark = pytest.mark.slow  # grades a class of submissions in sandboxes
+
 ROOT = Path(__file__).resolve().parents[1]
 LAB = ROOT / "labs" / "lab1_rooflines"
 RECIPES = runpy.run_path(str(ROOT / "tests" / "submissions" / "lab1_rooflines.py"))["RECIPES"]

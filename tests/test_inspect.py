@@ -345,6 +345,7 @@ def test_no_stored_record_is_stale(stored):
     )
 
 
+@pytest.mark.slow  # compiles
 def test_stored_records_are_what_the_compiler_builds(stored):
     """Recompile a sample of the stored records, caches bypassed: the smallest record (fewest
     PTX instructions, so the quickest compile) of every kernel module, and the smallest one that
