@@ -2,12 +2,14 @@
 
 The book is built once, into a temporary directory, by the session fixture ``built_book``; both
 ``test_book.py`` (exit code, warnings) and ``test_browser.py`` (pages render in headless
-Chromium) use that build. Missing system tools skip the tests locally and fail them under
-``CI=true``, so a CI machine cannot pass by lacking Chromium.
+Chromium) use that build, also when pytest-xdist runs them in different worker processes.
+Missing system tools skip the tests locally and fail them under ``CI=true``, so a CI machine
+cannot pass by lacking Chromium.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -18,6 +20,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import settings
+
+# No test asserts how long one Hypothesis example takes: the default 200 ms deadline is a
+# wall-clock bound that a loaded machine (or coverage tracing) breaks at random. Hangs are
+# caught where they can happen (test_api_contract.py's per-call alarm).
+settings.register_profile("gpuperf", deadline=None)
+settings.load_profile("gpuperf")
 
 ROOT = Path(__file__).resolve().parent.parent
 CHROMIUM = Path(os.environ.get("GPUPERF_CHROMIUM", "/usr/bin/chromium"))
@@ -41,35 +50,37 @@ class BookBuild:
     output: str
     html: Path
     seconds: float
+    #: The Python that ran the build (GPUPERF_BOOK_VENV's, or the tests' own).
+    python: str = sys.executable
 
 
-def jupyter_book_command() -> list[str]:
-    exe = shutil.which("jupyter-book", path=str(Path(sys.executable).parent)) or shutil.which(
-        "jupyter-book"
-    )
+def book_python() -> str:
+    """The interpreter that builds the book: ``GPUPERF_BOOK_VENV``'s, an environment made from
+    requirements-book.txt alone (``.ci/run`` sets it, so CI proves the light build works and
+    tests that very build), or else the tests' own."""
+    venv = os.environ.get("GPUPERF_BOOK_VENV")
+    if not venv:
+        return sys.executable
+    python = Path(venv).resolve() / "bin" / "python"
+    if not python.is_file():
+        pytest.fail(f"GPUPERF_BOOK_VENV={venv} has no bin/python", pytrace=False)
+    return str(python)
+
+
+def jupyter_book_command(python: str | None = None) -> list[str]:
+    python = python or sys.executable
+    exe = shutil.which("jupyter-book", path=str(Path(python).parent))
+    if exe is None and python == sys.executable:
+        exe = shutil.which("jupyter-book")
     if exe is None:
-        return [sys.executable, "-c", "from jupyter_book.cli.main import main; main()"]
+        return [python, "-c", "from jupyter_book.cli.main import main; main()"]
     return [exe]
 
 
-@pytest.fixture(scope="session")
-def built_book(tmp_path_factory: pytest.TempPathFactory) -> BookBuild:
-    """``jupyter-book build . -W -n --keep-going`` into a fresh directory, once per session.
-
-    ``GPUPERF_BUILT_BOOK=DIR`` reuses a build made with ``--path-output DIR`` instead (for
-    iterating on the browser tests; its log, if saved as ``DIR/build.log``, is the output)."""
-    reuse = os.environ.get("GPUPERF_BUILT_BOOK")
-    if reuse:
-        log = Path(reuse) / "build.log"
-        return BookBuild(
-            returncode=0,
-            output=log.read_text(errors="replace") if log.is_file() else "",
-            html=Path(reuse) / "_build" / "html",
-            seconds=0.0,
-        )
-    out = tmp_path_factory.mktemp("book")
+def _build_book(out: Path, python: str) -> dict[str, Any]:
+    """``jupyter-book build . -W -n --keep-going`` into ``out``; the result as plain data."""
     command = [
-        *jupyter_book_command(),
+        *jupyter_book_command(python),
         "build",
         str(ROOT),
         "-W",
@@ -84,15 +95,55 @@ def built_book(tmp_path_factory: pytest.TempPathFactory) -> BookBuild:
         cwd=ROOT,
         capture_output=True,
         text=True,
-        timeout=600,
+        timeout=600,  # a hang guard: the build takes about a minute
         env={**os.environ, "PYTHONWARNINGS": "ignore::DeprecationWarning"},
     )
-    return BookBuild(
-        returncode=result.returncode,
-        output=result.stdout + result.stderr,
-        html=out / "_build" / "html",
-        seconds=time.perf_counter() - start,
-    )
+    return {
+        "returncode": result.returncode,
+        "output": result.stdout + result.stderr,
+        "html": str(out / "_build" / "html"),
+        "seconds": time.perf_counter() - start,
+        "python": python,
+    }
+
+
+def session_shared_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A folder all workers of this test session share: under pytest-xdist each worker's base
+    temp is ``<session>/popen-gwN``, so the session folder is its parent; without xdist it is
+    the base temp itself (a new one each session, so nothing leaks between sessions)."""
+    base = tmp_path_factory.getbasetemp()
+    return base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
+
+
+@pytest.fixture(scope="session")
+def built_book(tmp_path_factory: pytest.TempPathFactory) -> BookBuild:
+    """``jupyter-book build . -W -n --keep-going`` into a fresh directory, once per session.
+
+    Under pytest-xdist the workers share that one build: the first to ask builds it while
+    holding a file lock, and the others wait for the lock (the build's end is the signal),
+    then read the result it recorded.
+
+    ``GPUPERF_BUILT_BOOK=DIR`` reuses a build made with ``--path-output DIR`` instead (for
+    iterating on the browser tests; its log, if saved as ``DIR/build.log``, is the output)."""
+    reuse = os.environ.get("GPUPERF_BUILT_BOOK")
+    if reuse:
+        log = Path(reuse) / "build.log"
+        return BookBuild(
+            returncode=0,
+            output=log.read_text(errors="replace") if log.is_file() else "",
+            html=Path(reuse) / "_build" / "html",
+            seconds=0.0,
+        )
+    from filelock import FileLock
+
+    shared = session_shared_dir(tmp_path_factory)
+    record = shared / "book-build.json"
+    with FileLock(shared / "book-build.lock"):
+        if not record.is_file():
+            result = _build_book(shared / "book", book_python())
+            record.write_text(json.dumps(result), encoding="utf-8")
+        result = json.loads(record.read_text(encoding="utf-8"))
+    return BookBuild(**{**result, "html": Path(result["html"])})
 
 
 @pytest.fixture(scope="session")

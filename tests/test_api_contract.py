@@ -64,6 +64,8 @@ from gpuperf import (
 )
 from gpuperf._validate import MAX_COUNT
 
+pytestmark = pytest.mark.slow  # fuzzes every public callable: a minute of CPU
+
 MODULES = (hardware, units, cost, roofline, tiling, memory, attention, recompute, divergence,
            profiling, scrub, parallelism, collectives, inference, asynchrony,
            numerics, nccl, serving, warpspec, microscaling, summation)  # fmt: skip

@@ -7,7 +7,10 @@ shows the committed outputs, which nbval checks against a fresh run.
 
 from __future__ import annotations
 
+import os
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -16,7 +19,7 @@ from gpuperf.notebook import toc_files as toc_files_of
 
 ROOT = Path(__file__).resolve().parent.parent
 
-pytestmark = pytest.mark.book
+pytestmark = [pytest.mark.book, pytest.mark.slow]
 
 
 def toc_files() -> list[str]:
@@ -29,6 +32,32 @@ def test_book_builds_without_warnings(built_book):
     assert built_book.returncode == 0, f"jupyter-book build failed:\n{tail}"
     warnings = [line for line in built_book.output.splitlines() if "WARNING" in line]
     assert not warnings, "the build printed warnings:\n" + "\n".join(warnings)
+
+
+#: What the book build must not need (requirements-book.txt installs none of it).
+NOT_FOR_THE_BUILD = ("torch", "triton", "otter", "pytest", "selenium", "matplotlib")
+
+
+def test_the_book_builds_from_requirements_book_alone(built_book):
+    """``pip install -r requirements-book.txt && jupyter-book build .`` is enough: ``.ci/run``
+    builds this session's book in a venv made from that file alone (``GPUPERF_BOOK_VENV``), and
+    that venv holds none of the test stack. Locally, without it, this is skipped."""
+    if built_book.python == sys.executable:
+        reason = (
+            "the book was built in the test environment, not from requirements-book.txt alone "
+            "(set GPUPERF_BOOK_VENV to a venv of it, as .ci/run does)"
+        )
+        if os.environ.get("CI", "").lower() == "true":
+            pytest.fail(f"{reason} (required when CI=true)", pytrace=False)
+        pytest.skip(reason)
+    probe = subprocess.run(
+        [built_book.python, "-c", "import importlib.util as u, sys; "
+         "print(*[m for m in sys.argv[1:] if u.find_spec(m)])", *NOT_FOR_THE_BUILD],
+        capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert probe.returncode == 0, probe.stderr
+    assert probe.stdout.split() == [], f"the book's environment has {probe.stdout.strip()}"
+    assert built_book.returncode == 0, built_book.output[-4000:]
 
 
 def test_book_has_every_toc_page(built_book):
@@ -69,11 +98,31 @@ def test_front_page_links_every_chapter_and_the_downloads(built_book):
         if doc.startswith("chapters/") or doc == "labs/index":
             assert f'href="{doc}.html' in page, f"the front page does not link {doc}"
     assert 'href="downloads/gpuperf-notebooks.zip"' in page
-    assert 'href="downloads/gpuperf-book.pdf"' in page
+    # the PDF is linked exactly when the build printed it (it needs Chromium)
+    pdf_built = (built_book.html / "downloads" / "gpuperf-book.pdf").is_file()
+    assert ('href="downloads/gpuperf-book.pdf"' in _uncommented(page)) == pdf_built
     # a figure (an image with its caption; not a numbered figure, which would renumber the book)
     assert re.search(r'<img[^>]*roofline\.png[^>]*alt="FP16 tensor-core rooflines', page) or (
         re.search(r'<img[^>]*alt="FP16 tensor-core rooflines[^>]*roofline\.png', page)
     )
+
+
+def _uncommented(html: str) -> str:
+    return re.sub(r"<!--.*?-->", "", html, flags=re.S)
+
+
+def test_no_page_links_a_file_that_was_not_built(built_book):
+    """Every relative link of every page (outside HTML comments) names a file of the build."""
+    missing = set()
+    for path in built_book.html.rglob("*.html"):
+        if path.relative_to(built_book.html).parts[0] in {"_static", "_sources"}:
+            continue  # the theme's template fragments, not pages
+        for url in re.findall(r'\bhref="([^"#?]+)', _uncommented(path.read_text("utf-8"))):
+            if re.match(r"^[a-z][a-z0-9+.-]*:|^//", url):
+                continue  # http:, mailto:, javascript: …
+            if not (path.parent / url).resolve().exists():
+                missing.add(f"{path.relative_to(built_book.html)} → {url}")
+    assert not missing, sorted(missing)
 
 
 def test_notebooks_download_has_every_notebook_without_outputs(built_book):

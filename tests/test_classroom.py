@@ -43,6 +43,8 @@ import pytest
 from gpuperf.classroom import canary, grade, sandbox, wire
 from gpuperf.classroom.submissions import find_submissions
 
+pytestmark = pytest.mark.slow  # grades a class of submissions in sandboxes
+
 ROOT = Path(__file__).resolve().parents[1]
 LABS = ROOT / "labs"
 LAB = LABS / "lab1_rooflines"

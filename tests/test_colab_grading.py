@@ -39,6 +39,8 @@ from pathlib import Path
 import nbformat
 import pytest
 
+pytestmark = pytest.mark.slow  # builds a Colab-like environment
+
 ROOT = Path(__file__).resolve().parents[1]
 COLAB_BASE = (
     "ipywidgets==7.7.1",

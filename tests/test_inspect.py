@@ -302,3 +302,65 @@ def test_a_local_array_in_the_stack_frame_is_not_counted_as_a_spill():
     r = gi.compile_kernel("sin2cos2_fused", "sm_75", dtype="fp16")
     assert r.compiled and r.registers_per_thread < 255, r.summary()
     assert (r.spill_bytes, r.spill_store_bytes, r.spill_load_bytes) == (0, 0, 0), r.summary()
+
+
+# ---------------------------------------------------------------------- the stored records
+
+
+@pytest.fixture(scope="module")
+def stored():
+    records = gi.stored_records()
+    if not records:
+        pytest.skip(
+            f"no compiler records stored for Triton {gi._triton_version()} (written by "
+            ".ci/store-compiles): every compile check compiles afresh"
+        )
+    return records
+
+
+def _request_of(job: dict) -> dict:
+    """The ``compile_many`` request that makes ``job`` again."""
+    spec = {**gi.KERNELS, **gi.ARCH_KERNELS}[job["kernel"]]
+    overrides = {k: v for k, v in job["constexprs"].items() if k in spec.constexprs}
+    fixed = {k: job[k] for k in ("kernel", "target", "dtype", "num_warps", "num_stages")}
+    return {**fixed, **overrides}
+
+
+def test_no_stored_record_is_stale(stored):
+    """A record answers only the compile it came from. One whose kernel source, request
+    (inspect's KERNELS) or record format has changed since would never be used again: refresh
+    the file instead, so CI does not silently go back to compiling for minutes."""
+    stale = set()
+    for key, record in stored.items():
+        request = _request_of(record["job"])
+        job = gi._job(
+            request.pop("kernel"), request.pop("target"), request.pop("dtype"),
+            request.pop("num_warps"), request.pop("num_stages"), request,
+        )  # fmt: skip
+        if job != record["job"] or gi._key(job) != key:
+            stale.add(record["job"]["module"])
+    assert not stale, (
+        f"stored compiler records of {sorted(stale)} predate their kernels' source: run "
+        f".ci/store-compiles and commit src/gpuperf/compiled/{gi.store_path().name}"
+    )
+
+
+@pytest.mark.slow  # compiles
+def test_stored_records_are_what_the_compiler_builds(stored):
+    """Recompile a sample of the stored records, caches bypassed: the smallest record (fewest
+    PTX instructions, so the quickest compile) of every kernel module, and the smallest one that
+    spills registers (the ptxas path of the record)."""
+
+    def size(key: str) -> int:
+        return sum(count for _, count in stored[key]["raw"]["ptx_instructions"])
+
+    sample = {}
+    for key in sorted(stored, key=size):
+        sample.setdefault(stored[key]["job"]["module"], key)
+    spilling = [k for k in sorted(stored, key=size) if stored[k]["raw"].get("spill")]
+    keys = sorted({*sample.values(), *spilling[:1]})
+    jobs = [stored[k]["job"] for k in keys]
+    fresh = gi.compile_many([_request_of(job) for job in jobs], fresh=True)
+    version = {"triton_version": gi._triton_version()}
+    for key, job, report in zip(keys, jobs, fresh, strict=True):
+        assert report == gi._report(job, {**stored[key]["raw"], **version}), report.summary()

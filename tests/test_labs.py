@@ -45,6 +45,8 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = pytest.mark.slow  # grades every lab under otter run
+
 ROOT = Path(__file__).resolve().parents[1]
 LABS = ROOT / "labs"
 #: Short per-cell limit while the tests grade: the "loops forever" answers must not cost minutes.

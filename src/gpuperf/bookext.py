@@ -24,10 +24,12 @@ and it writes, under ``_build/html/downloads/``:
 * ``gpuperf-book.pdf`` — the whole book as one PDF, printed by headless Chromium from one page
   that strings every built page's article together (the same HTML, CSS, figures and typeset
   formulas as the website). Without Chromium (``GPUPERF_CHROMIUM`` or ``chromium`` on the PATH)
-  the PDF is skipped with a message, and ``GPUPERF_BOOK_PDF=0`` skips it on purpose.
+  the PDF is skipped with a message, and ``GPUPERF_BOOK_PDF=0`` skips it on purpose; either way
+  no page links a download that was not written (:func:`unlink_missing_downloads`).
 
-Nothing here is imported by the course package itself; Sphinx, nbformat and Chromium are needed
-only while the book builds.
+Nothing here is imported by the course package itself; Sphinx, nbformat, fontTools and
+vl-convert (``requirements-book.txt``) and, for the PDF, Chromium are needed only while the book
+builds.
 """
 
 from __future__ import annotations
@@ -417,14 +419,21 @@ def lazy_images(html: str) -> str:
     return _IMG_TAG.sub('<img loading="lazy" decoding="async"', html)
 
 
+def _pages(outdir: Path) -> list[Path]:
+    """The built pages (not the theme's templates, sources, images or downloads)."""
+    return [
+        path
+        for path in sorted(outdir.rglob("*.html"))
+        if path.parts[len(outdir.parts)] not in {"_static", "_sources", "_images", DOWNLOADS}
+    ]
+
+
 def lighten_pages(outdir: Path) -> dict[str, int]:
     """Apply the rewrites above to every built page (idempotent: an incremental build leaves
     pages it did not rewrite as they were); returns page → bytes saved."""
     icons = (outdir / ICONS_CSS).is_file()
     saved = {}
-    for path in sorted(outdir.rglob("*.html")):
-        if path.parts[len(outdir.parts)] in {"_static", "_sources", "_images", DOWNLOADS}:
-            continue
+    for path in _pages(outdir):
         page = path.relative_to(outdir).as_posix()
         html = path.read_text(encoding="utf-8")
         light = drop_widget_state(drop_mathjax_without_math(drop_fontawesome(html)))
@@ -437,6 +446,63 @@ def lighten_pages(outdir: Path) -> dict[str, int]:
             path.write_text(light, encoding="utf-8")
             saved[page] = len(html) - len(light)
     return saved
+
+
+# A list item that links a download: `<li>…href="…downloads/NAME"…</li>`, not crossing items.
+_DOWNLOAD_ITEM = re.compile(
+    r"<li>(?:(?!</?li>).)*?\bhref=\"([^\"]*\b" + DOWNLOADS + r"/[^\"]+)\"(?:(?!</?li>).)*</li>",
+    re.S,
+)
+# The same item once hidden because its file was not built (restored when it is).
+_HIDDEN_ITEM = re.compile(r"<!-- gpuperf: not built: (<li>.*?</li>) -->", re.S)
+
+
+def unlink_missing_downloads(html: str, page: str, outdir: Path) -> str:
+    """Hide every list item that links a file under ``downloads/`` this build did not write
+    (the PDF without Chromium), inside an HTML comment, so a page never links a missing file;
+    an item hidden by an earlier build comes back once its file exists (incremental builds)."""
+    base = posixpath.dirname(page)
+
+    def built(url: str) -> bool:
+        return (outdir / posixpath.normpath(posixpath.join(base, url))).is_file()
+
+    def restore(match: re.Match[str]) -> str:
+        item = match.group(1)
+        link = _DOWNLOAD_ITEM.fullmatch(item)
+        return item if link and built(link.group(1)) else match.group(0)
+
+    def hide(match: re.Match[str]) -> str:
+        item = match.group(0)
+        if built(match.group(1)):
+            return item
+        return "" if "--" in item else f"<!-- gpuperf: not built: {item} -->"  # no "--" inside
+
+    html = _HIDDEN_ITEM.sub(restore, html)
+    parts = _HIDDEN_ITEM.split(html)  # hide only what is not hidden already
+    for i in range(0, len(parts), 2):
+        parts[i] = _DOWNLOAD_ITEM.sub(hide, parts[i])
+    for i in range(1, len(parts), 2):
+        parts[i] = f"<!-- gpuperf: not built: {parts[i]} -->"
+    return "".join(parts)
+
+
+def _print_pdf(outdir: Path, documents: list[str], log: Any) -> None:
+    """Print the PDF where Chromium exists; otherwise remove any PDF an earlier build left."""
+    pdf = outdir / DOWNLOADS / BOOK_PDF
+    chromium = chromium_path()
+    if os.environ.get("GPUPERF_BOOK_PDF", "1") == "0":
+        reason = "skipped (GPUPERF_BOOK_PDF=0)"
+    elif chromium is None:
+        reason = "skipped: no Chromium (apt-get install chromium, or set GPUPERF_CHROMIUM)"
+    else:
+        try:
+            write_pdf(outdir, documents, pdf, chromium)
+            log.info(f"gpuperf: the book as one PDF → {DOWNLOADS}/{BOOK_PDF}")
+            return
+        except (subprocess.SubprocessError, OSError) as error:
+            reason = f"not written: {error}"
+    pdf.unlink(missing_ok=True)  # a stale PDF would not match the pages
+    log.info(f"gpuperf: PDF {reason}; the front page does not link it")
 
 
 def build_downloads(app: Any, exception: BaseException | None) -> None:
@@ -457,19 +523,12 @@ def build_downloads(app: Any, exception: BaseException | None) -> None:
     names = write_notebooks_zip(Path(app.srcdir), documents, target / NOTEBOOKS_ZIP)
     count = sum(name.endswith(".ipynb") for name in names)
     log.info(f"gpuperf: {count} notebooks (outputs stripped) → {DOWNLOADS}/{NOTEBOOKS_ZIP}")
-    if os.environ.get("GPUPERF_BOOK_PDF", "1") == "0":
-        log.info("gpuperf: PDF skipped (GPUPERF_BOOK_PDF=0)")
-        return
-    chromium = chromium_path()
-    if chromium is None:
-        log.info("gpuperf: PDF skipped: no Chromium (apt-get install chromium)")
-        return
-    try:
-        write_pdf(outdir, documents, target / BOOK_PDF, chromium)
-    except (subprocess.SubprocessError, OSError) as error:
-        log.info(f"gpuperf: PDF not written: {error}")
-        return
-    log.info(f"gpuperf: the book as one PDF → {DOWNLOADS}/{BOOK_PDF}")
+    _print_pdf(outdir, documents, log)
+    for path in _pages(outdir):
+        html = path.read_text(encoding="utf-8")
+        linked = unlink_missing_downloads(html, path.relative_to(outdir).as_posix(), outdir)
+        if linked != html:
+            path.write_text(linked, encoding="utf-8")
 
 
 def setup(app: Any) -> dict[str, Any]:

@@ -25,6 +25,14 @@ interprets (no GPU), so compilation runs in a child process with ``TRITON_INTERP
 ``GPUPERF_COMPILE_ONLY=1``. Results are cached on disk (keyed by the Triton version, the kernel
 module's source and the request), so a test suite or a chapter recompiles nothing twice.
 
+Stored records: the package ships the compiler's records of every compile its tests and chapters
+make (``gpuperf/compiled/triton-<version>.json``), keyed exactly like the disk cache, so a fresh
+machine answers them at once and a record answers only the very compile it came from — an edited
+kernel or another Triton release compiles again. ``.ci/store-compiles`` rewrites the file (it
+runs the tests with ``GPUPERF_COMPILE_LOG`` set and keeps the records they used);
+``tests/test_inspect.py`` recompiles a sample of them and fails on a record whose kernel source
+has changed since, so the file can neither lie nor go stale.
+
 Spills: ptxas puts spilled registers in the per-thread *stack frame* (``STACK:`` in the
 ``-res-usage`` line, "bytes stack frame" in ``ptxas -v``), not in ``LOCAL:``, which counts only
 local arrays and reads 0 for a kernel that spills heavily. A stack frame is not always a spill
@@ -298,6 +306,10 @@ class CompileReport:
         )
 
 
+#: The compiler records shipped with the package, one file per Triton release.
+STORE_DIR = Path(__file__).parent / "compiled"
+
+
 def _cache_dir() -> Path:
     root = os.environ.get("GPUPERF_CACHE_DIR") or Path.home() / ".cache" / "gpuperf"
     path = Path(root) / "inspect"
@@ -533,10 +545,68 @@ def _key(job: dict) -> str:
 _MEMORY: dict[str, dict] = {}
 
 
-def compile_many(requests: list[dict]) -> list[CompileReport]:
-    """Compile several kernels in one child process; a request holds ``compile_kernel``'s args."""
-    from . import hardware
+def store_path(triton_version: str | None = None) -> Path:
+    """The stored records' file for a Triton release (default: the installed one)."""
+    return STORE_DIR / f"triton-{triton_version or _triton_version()}.json"
 
+
+@cache
+def stored_records() -> dict[str, dict]:
+    """The shipped records for the installed Triton: key → ``{"job": ..., "raw": ...}``."""
+    path = store_path()
+    if not path.is_file():
+        return {}
+    return json.loads(path.read_text(encoding="utf-8"))["records"]
+
+
+def _log(key: str, job: dict, raw: dict) -> None:
+    """Append a compile record to ``GPUPERF_COMPILE_LOG`` (what ``.ci/store-compiles`` keeps)."""
+    log = os.environ.get("GPUPERF_COMPILE_LOG")
+    if not log or raw.get("modelled") or raw.get("transient"):
+        return
+    line = json.dumps({"key": key, "job": job, "raw": raw}, sort_keys=True) + "\n"
+    # One write of one line in append mode: lines from parallel workers do not interleave.
+    with open(log, "a", encoding="utf-8") as out:
+        out.write(line)
+
+
+def write_store(log_paths: list[str | Path]) -> Path:
+    """Write the stored records for the installed Triton from compile logs; returns the file.
+
+    Only records whose key still matches their request (same kernel source, same Triton, same
+    record schema) are kept: the file holds exactly what the logged run compiled or looked up.
+    """
+    records = {}
+    for log_path in log_paths:
+        for line in Path(log_path).read_text(encoding="utf-8").splitlines():
+            entry = json.loads(line)
+            if _key(entry["job"]) == entry["key"]:
+                raw = {k: v for k, v in entry["raw"].items() if k != "triton_version"}
+                records[entry["key"]] = {"job": entry["job"], "raw": raw}
+    path = store_path()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    # One record a line, sorted by key: a refresh shows in a diff as the records it changed.
+    lines = [
+        f"{json.dumps(key)}: {json.dumps(record, sort_keys=True, separators=(',', ':'))}"
+        for key, record in sorted(records.items())
+    ]
+    head = {"schema": _CACHE_SCHEMA, "triton_version": _triton_version()}
+    body = json.dumps(head)[:-1] + ', "records": {\n' + ",\n".join(lines) + "\n}}\n"
+    path.write_text(body, encoding="utf-8")
+    stored_records.cache_clear()
+    return path
+
+
+def compile_many(requests: list[dict], *, fresh: bool = False) -> list[CompileReport]:
+    """Compile several kernels in child processes; a request holds ``compile_kernel``'s args.
+
+    Answers come from memory, the shipped records, the disk cache or the compiler, in that
+    order; ``fresh=True`` asks the compiler every time (and caches nothing), to check the
+    others against it."""
+    from . import hardware
+    from ._validate import flag
+
+    fresh = flag("fresh", fresh)
     jobs = []
     for r in requests:
         r = dict(r)
@@ -554,42 +624,52 @@ def compile_many(requests: list[dict]) -> list[CompileReport]:
     todo = []
     for job in jobs:
         key = _key(job)
-        if key in _MEMORY:
-            raws[key] = _MEMORY[key]
-            continue
-        path = _cache_dir() / f"{key}.json"
-        if path.exists():
-            raws[key] = _MEMORY[key] = json.loads(path.read_text())
-            continue
         reason = _precheck(job, hardware.chip(_ALL_TARGETS[job["target"]][0]))
         if reason:
             raws[key] = _MEMORY[key] = {"error": reason, "modelled": True}
             continue
-        todo.append((key, job))
+        if fresh:
+            todo.append((key, job))
+            continue
+        path = _cache_dir() / f"{key}.json"
+        if key in _MEMORY:
+            raws[key] = _MEMORY[key]
+        elif key in stored_records():
+            raw = {**stored_records()[key]["raw"], "triton_version": _triton_version()}
+            raws[key] = _MEMORY[key] = raw
+        elif path.exists():
+            raws[key] = _MEMORY[key] = json.loads(path.read_text())
+        else:
+            todo.append((key, job))
+            continue
+        _log(key, job, raws[key])
     if todo:
+
+        def child_job(key: str, job: dict) -> dict:
+            # The child caches each result as soon as it has it, so an interrupted batch resumes.
+            return job if fresh else {**job, "_cache_path": str(_cache_dir() / f"{key}.json")}
+
         # Split the work over two child processes (the course's CI machines have two cores).
         halves = [todo[0::2], todo[1::2]] if len(todo) > 1 else [todo]
         with ThreadPoolExecutor(len(halves)) as pool:
-            # The child caches each result as soon as it has it, so an interrupted batch resumes.
             results = list(
-                pool.map(
-                    lambda part: _run_worker(
-                        [{**j, "_cache_path": str(_cache_dir() / f"{k}.json")} for k, j in part]
-                    ),
-                    halves,
-                )
+                pool.map(lambda part: _run_worker([child_job(k, j) for k, j in part]), halves)
             )
         done = [
             pair
             for part, res in zip(halves, results, strict=True)
             for pair in zip(part, res, strict=True)
         ]
-        for (key, _), raw in done:
+        for (key, job), raw in done:
             raw["triton_version"] = _triton_version()
+            raws[key] = raw
+            if fresh:
+                continue
             _MEMORY[key] = raw
+            _log(key, job, raw)
             if not raw.get("transient"):
                 (_cache_dir() / f"{key}.json").write_text(json.dumps(raw))
-    return [_report(job, raws.get(_key(job)) or _MEMORY[_key(job)]) for job in jobs]
+    return [_report(job, raws[_key(job)]) for job in jobs]
 
 
 def compile_kernel(
@@ -843,6 +923,10 @@ def _worker() -> None:
 
 if __name__ == "__main__" and "--worker" in sys.argv:
     _worker()
+elif __name__ == "__main__" and "--store" in sys.argv:
+    # python -m gpuperf.inspect --store LOG [LOG ...]: what .ci/store-compiles runs
+    written = write_store(sys.argv[sys.argv.index("--store") + 1 :])
+    print(f"{len(stored_records())} compiler records → {written}")
 elif __name__ == "__main__":
     print(table(inspect_all()))
 
