@@ -132,7 +132,7 @@ return Array.from(document.querySelectorAll('article img, main img')).map(img =>
 
 
 @pytest.mark.parametrize("page", toc_pages())
-def test_page_renders_offline(page, server, driver, built_book):
+def test_page_renders_offline(page, server, driver, built_book, axe_source):
     driver.get_log("browser")  # drop entries from earlier pages
     driver.get(f"{server}/{page}.html")
     _wait_until_settled(driver)
@@ -161,6 +161,7 @@ def test_page_renders_offline(page, server, driver, built_book):
 
     severe = [e for e in driver.get_log("browser") if e["level"] == "SEVERE"]
     assert not severe, f"{page}: console errors: {severe}"
+    _assert_accessible(driver, page, "1280", axe_source)
 
 
 SCRUB_JS = """
@@ -338,7 +339,7 @@ return wide.slice(0, 5);
 
 
 @pytest.mark.parametrize("page", toc_pages())
-def test_no_page_scrolls_sideways_on_a_phone(page, server, phone):
+def test_no_page_scrolls_sideways_on_a_phone(page, server, phone, axe_source):
     phone.get(f"{server}/{page}.html")
     _wait_until_settled(phone)
     _screenshot(phone, page, "390")
@@ -346,6 +347,7 @@ def test_no_page_scrolls_sideways_on_a_phone(page, server, phone):
     if width > PHONE["width"]:
         wide = phone.execute_script(WIDE_JS, PHONE["width"])
         pytest.fail(f"{page} is {width} px wide at {PHONE['width']} px: {wide}", pytrace=False)
+    _assert_accessible(phone, page, "390", axe_source)
 
 
 #: Mark the widest static figure of a page (scrubber and Vega figures excepted) and report it.
@@ -596,3 +598,36 @@ def test_vega_figures_fit_a_phone(page, server, phone):
         )
         assert right <= PHONE["width"] + 1, f"{page}: {uid} ends at {right} px"
         assert smallest >= 12, f"{page}: {uid} draws text at {smallest:.1f} px (< 9 pt)"
+
+
+# ------------------------------------------------------------------------------ accessibility
+# axe-core (the ``axe_source`` fixture of tests/conftest.py) is the accessibility engine of
+# Lighthouse and of browsers' devtools, from npm, pinned in tests/a11y/package-lock.json.
+#: Impacts that fail a page (axe's scale: minor, moderate, serious, critical).
+FAILING_IMPACTS = ("serious", "critical")
+AXE_RUN_JS = """
+const done = arguments[0];
+axe.run(document, {resultTypes: ['violations']}).then(result => done(result.violations.map(
+  v => ({id: v.id, impact: v.impact, help: v.help, count: v.nodes.length,
+         where: v.nodes.slice(0, 3).map(n => n.target.join(' '))}))), e => done(String(e)));
+"""
+
+
+def _assert_accessible(browser, page: str, width: str, axe_source: str) -> None:
+    """Draw the page's Vega figures (their SVG is audited too), run axe-core over the whole
+    document and fail on any serious or critical violation. With ``GPUPERF_A11Y_REPORT`` set
+    to a file, every violation of every impact is appended to it as one JSON line per page."""
+    import json
+    import os
+
+    if page in PAGES_WITH_VEGA:
+        _show_vega_figures(browser)
+    browser.execute_script(axe_source)
+    violations = browser.execute_async_script(AXE_RUN_JS)
+    assert isinstance(violations, list), f"{page}: axe-core failed: {violations}"
+    report = os.environ.get("GPUPERF_A11Y_REPORT")
+    if report:
+        with open(report, "a", encoding="utf-8") as out:
+            out.write(json.dumps({"page": page, "width": width, "violations": violations}) + "\n")
+    failing = [v for v in violations if v["impact"] in FAILING_IMPACTS]
+    assert not failing, f"{page} at {width} px: accessibility violations: {failing}"

@@ -398,3 +398,14 @@ def test_no_chart_text_is_smaller_than_nine_points():
     assert sizes and min(sizes) >= vega.MIN_FONT_PX == 12
     for part in ("axis", "legend", "title"):
         assert spec["config"][part], part
+
+
+def test_the_chart_is_one_image_to_a_screen_reader():
+    """The chart's box is role="img" with the alt text; Vega adds no ARIA inside it (a mark
+    emptied by a filter was an unnamed graphics-symbol, an axe-core violation)."""
+    explorer = toy()
+    assert explorer.spec()["config"]["aria"] is False
+    assert re.search(r'class="gpuperf-vega-chart" role="img" aria-label="a test figure"',
+                     explorer.to_html())  # fmt: skip
+    compiled = json.dumps(explorer.vega_spec())
+    assert '"aria": false' in compiled or '"aria":false' in compiled

@@ -381,6 +381,10 @@ class StaticExplorer:
             raise ValueError("call chart() first: the explorer has no figure yet")
         if "_spec" not in self.__dict__:
             spec = _legible(self._chart.to_dict())
+            # The chart's box is one image to a screen reader (role="img", named by the alt
+            # text): no ARIA roles inside it. Vega would otherwise name each mark, but leave a
+            # mark left empty by a control's filter as an unnamed graphics-symbol.
+            spec["config"]["aria"] = False
             # each table once, at the top level, referenced by name wherever a layer uses it
             spec["datasets"] = {
                 **spec.get("datasets", {}),
