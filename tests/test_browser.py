@@ -631,3 +631,67 @@ def _assert_accessible(browser, page: str, width: str, axe_source: str) -> None:
             out.write(json.dumps({"page": page, "width": width, "violations": violations}) + "\n")
     failing = [v for v in violations if v["impact"] in FAILING_IMPACTS]
     assert not failing, f"{page} at {width} px: accessibility violations: {failing}"
+
+
+#: The keyboard's way into the drawer: focus the visible sidebar button by tabbing from the top
+#: of the page; report whether it has focus.
+TOGGLE_FOCUSED_JS = """
+const focused = document.activeElement;
+return !!focused && focused.classList.contains('primary-toggle');
+"""
+
+
+def test_the_drawer_opens_and_closes_from_the_keyboard(server, phone):
+    """Tab reaches the sidebar button, Enter opens the drawer, Escape closes it."""
+    from selenium.webdriver.common.action_chains import ActionChains
+    from selenium.webdriver.common.keys import Keys
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    phone.get(f"{server}/chapters/02_roofline.html")
+    _wait_until_settled(phone)
+    phone.execute_script("document.activeElement && document.activeElement.blur()")
+    for _ in range(15):  # a few links (skip link, logo, …) come before the button
+        ActionChains(phone).send_keys(Keys.TAB).perform()
+        if phone.execute_script(TOGGLE_FOCUSED_JS):
+            break
+    assert phone.execute_script(TOGGLE_FOCUSED_JS), "Tab never reached the sidebar button"
+    ActionChains(phone).send_keys(Keys.ENTER).perform()
+    WebDriverWait(phone, READY_LIMIT_S).until(lambda b: b.execute_script(TOC_SHOWN_JS))
+    ActionChains(phone).send_keys(Keys.ESCAPE).perform()
+    WebDriverWait(phone, READY_LIMIT_S).until(lambda b: not b.execute_script(TOC_SHOWN_JS))
+
+
+@pytest.mark.parametrize("page", ["chapters/02_roofline", "chapters/05_collectives"])
+def test_every_vega_control_works_from_the_keyboard(page, server, driver):
+    """Each slider and drop-down of a figure takes focus and moves with an arrow key, and the
+    picture (or its note) changes: no control needs a mouse."""
+    from selenium.webdriver.common.keys import Keys
+
+    driver.get(f"{server}/{page}.html")
+    _wait_until_settled(driver)
+    frozen = []
+    for uid in _show_vega_figures(driver):
+        inputs = driver.execute_script(
+            "return Array.from(document.getElementById(arguments[0])"
+            "  .querySelectorAll('.gpuperf-vega-controls [name]'));",
+            uid,
+        )
+        for element in inputs:
+            name = element.get_attribute("name")
+            assert driver.execute_script("return arguments[0].tabIndex >= 0", element), name
+            before = driver.execute_script(VEGA_PICTURE_JS, uid)
+            at_end = driver.execute_script(
+                "const i = arguments[0]; return i.tagName === 'SELECT'"
+                "  ? i.selectedIndex === i.options.length - 1 : Number(i.value) >= Number(i.max);",
+                element,
+            )
+            element.send_keys(Keys.ARROW_LEFT if at_end else Keys.ARROW_RIGHT)
+            assert driver.execute_script("return document.activeElement === arguments[0]", element)
+            driver.execute_async_script(
+                "const [uid, done] = arguments;"
+                "document.getElementById(uid).gpuperfView.runAsync().then(() => done(null));",
+                uid,
+            )
+            if driver.execute_script(VEGA_PICTURE_JS, uid) == before:
+                frozen.append((uid, name))
+    assert not frozen, f"{page}: these controls did not move from the keyboard: {frozen}"
