@@ -119,3 +119,22 @@ def test_pages_carry_no_icon_script_and_no_inline_frames(built_book):
     intro = (built_book.html / "intro.html").read_text(encoding="utf-8")
     assert "tex-chtml.js" not in intro, "MathJax on the front page, which has no formula"
     assert (built_book.html / "_static" / "gpuperf-icons.css").is_file()
+
+
+def test_the_pdf_draws_every_interactive_figure(built_book):
+    """The page Chromium prints holds each gpuperf.vega figure as a static SVG (no script runs
+    in a PDF), as many as the book has, each pointing at its live page."""
+    from gpuperf import bookext
+
+    html = built_book.html
+    documents = [
+        p.relative_to(html).with_suffix("").as_posix() for p in sorted(html.rglob("*.html"))
+    ]
+    figures = sum(
+        (html / f"{doc}.html").read_text(encoding="utf-8").count('class="gpuperf-vega"')
+        for doc in documents
+    )
+    assert figures >= 16
+    page = bookext.print_page(html, documents, "https://o.github.io/r/")
+    assert page.count('<figure class="gpuperf-vega-print">') == figures
+    assert "gpuperf-vega-spec" not in page and page.count("Shown at its first setting") == figures

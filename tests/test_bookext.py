@@ -11,6 +11,7 @@ import json
 import zipfile
 
 import nbformat
+import pytest
 
 from gpuperf import bookext
 
@@ -105,3 +106,38 @@ def test_print_page_rebases_links_and_strings_articles(tmp_path):
     page = bookext.print_page(tmp_path, ["intro", "chapters/c"])
     assert page.index("<h1>Intro</h1>") < page.index('src="_images/f.png"')
     assert 'href="#s"' in page and 'loading="eager"' in page and "_static/a.css" in page
+
+
+def _vega_page(tmp_path, externalize: bool) -> str:
+    """A built page holding one gpuperf.vega figure (its spec inline, or moved to a file)."""
+    pytest.importorskip("vl_convert")
+    from test_vega import toy
+
+    html = toy(colab="https://colab.research.google.com/github/o/r/blob/main/c.ipynb").to_html()
+    if externalize:
+        html = bookext.externalize_vega_specs(html, "chapters/c.html", tmp_path)
+    return f'<article class="bd-article"><p>before</p>{html}<p>after</p></article>'
+
+
+def test_the_pdf_shows_each_interactive_figure_as_a_picture(tmp_path):
+    for externalize in (False, True):
+        article = _vega_page(tmp_path, externalize)
+        page = bookext.static_vega_figures(
+            article, "chapters/c.html", tmp_path, "https://o.github.io/r/"
+        )
+        assert "<script" not in page and "gpuperf-vega-controls" not in page
+        assert page.startswith('<article class="bd-article"><p>before</p><figure')
+        assert page.endswith("</figure><p>after</p></article>")
+        image = page.split('src="data:image/svg+xml;base64,')[1].split('"')[0]
+        assert base64.b64decode(image).startswith(b"<svg")
+        assert 'alt="a test figure"' in page and "a=1 b=x" in page  # alt and first note
+        assert '<a href="https://o.github.io/r/chapters/c.html">' in page
+        assert "Open the live explorer in Colab" not in page
+
+
+def test_the_online_book_lives_on_github_pages():
+    assert bookext.online_book_url("https://github.com/GpuPerf/gpuperf") == (
+        "https://gpuperf.github.io/gpuperf/"
+    )
+    with pytest.raises(ValueError, match=r"is not https://github\.com/OWNER/REPO"):
+        bookext.online_book_url("https://gitlab.com/a/b")

@@ -132,8 +132,60 @@ def _rebase(html: str, page: str) -> str:
     return _URL_ATTR.sub(fix, html)
 
 
-def print_page(outdir: Path, documents: list[str]) -> str:
-    """One HTML page with every document's article, in order, for printing."""
+_VEGA_BLOCK = re.compile(
+    r'<div class="gpuperf-vega" id="[^"]+">.*?role="img" aria-label="(?P<alt>[^"]*)".*?'
+    r'<p class="gpuperf-vega-note">(?P<note>.*?)</p>\s*'
+    r'(?:<p class="gpuperf-vega-caption">(?P<caption>.*?)</p>\s*)?'
+    r'<script type="application/json" class="gpuperf-vega-spec"(?: data-src="(?P<src>[^"]+)")?>'
+    r"(?P<inline>.*?)</script>\s*<script>.*?</script>\s*</div>",
+    re.S,
+)
+
+
+def online_book_url(repository_url: str) -> str:
+    """Where GitHub Pages publishes the book of ``https://github.com/OWNER/REPO``."""
+    match = re.fullmatch(r"https://github\.com/([^/]+)/([^/]+?)/?", repository_url.strip())
+    if match is None:
+        raise ValueError(f"repository_url={repository_url!r} is not https://github.com/OWNER/REPO")
+    owner, repo = match.groups()
+    return f"https://{owner.lower()}.github.io/{repo}/"
+
+
+def static_vega_figures(html: str, page: str, outdir: Path, online: str | None) -> str:
+    """Each :mod:`gpuperf.vega` figure of a page drawn as a static SVG at its default controls
+    (vl-convert renders the same Vega spec the browser draws), for the PDF, where no script runs:
+    the figure keeps its alt text, note and caption, plus a line pointing at the live page."""
+    import base64
+    import json
+
+    import vl_convert
+
+    def draw(match: re.Match[str]) -> str:
+        if match.group("src"):
+            spec_path = outdir / posixpath.normpath(
+                posixpath.join(posixpath.dirname(page), match.group("src"))
+            )
+            spec = json.loads(spec_path.read_text(encoding="utf-8"))
+        else:
+            spec = json.loads(match.group("inline"))  # "<\\/" is JSON for "</"
+        svg = vl_convert.vega_to_svg(spec)
+        image = base64.b64encode(svg.encode("utf-8")).decode("ascii")
+        caption = re.sub(r"\s*<a [^>]*>Open the live explorer in Colab</a>\.", "",
+                         match.group("caption") or "")  # fmt: skip
+        where = f"{online}{page}" if online else page
+        return (
+            f'<figure class="gpuperf-vega-print"><img src="data:image/svg+xml;base64,{image}" '
+            f'alt="{match.group("alt")}"><figcaption>{match.group("note")} {caption} '
+            f"Shown at its first setting; move its controls on the online page: "
+            f'<a href="{where}">{where}</a>.</figcaption></figure>'
+        )
+
+    return _VEGA_BLOCK.sub(draw, html)
+
+
+def print_page(outdir: Path, documents: list[str], online: str | None = None) -> str:
+    """One HTML page with every document's article, in order, for printing; interactive figures
+    become static pictures (:func:`static_vega_figures`), ``online`` being the book's URL."""
     first = (outdir / f"{documents[0]}.html").read_text(encoding="utf-8")
     head = first.split("</head>", 1)[0]
     articles = []
@@ -148,9 +200,9 @@ def print_page(outdir: Path, documents: list[str]) -> str:
             mathjax = _rebase("".join(_MATHJAX_TAGS.findall(text)), f"{doc}.html")
         match = _ARTICLE.search(text)
         if match:
+            article = static_vega_figures(match.group(1), f"{doc}.html", outdir, online)
             articles.append(
-                f'<section class="gpuperf-print-page">{_rebase(match.group(1), f"{doc}.html")}'
-                "</section>"
+                f'<section class="gpuperf-print-page">{_rebase(article, f"{doc}.html")}</section>'
             )
     style = (
         "<style>@page{size:A4;margin:16mm}"
@@ -173,10 +225,12 @@ def chromium_path() -> str | None:
     return shutil.which("chromium") or shutil.which("chromium-browser")
 
 
-def write_pdf(outdir: Path, documents: list[str], target: Path, chromium: str) -> None:
+def write_pdf(
+    outdir: Path, documents: list[str], target: Path, chromium: str, online: str | None = None
+) -> None:
     """Print the whole book to ``target`` with headless Chromium (offline, file:// URLs)."""
     page = outdir / "_print.html"
-    page.write_text(print_page(outdir, documents), encoding="utf-8")
+    page.write_text(print_page(outdir, documents, online), encoding="utf-8")
     try:
         with tempfile.TemporaryDirectory(prefix="gpuperf-pdf-") as profile:
             subprocess.run(
@@ -465,7 +519,9 @@ def build_downloads(app: Any, exception: BaseException | None) -> None:
         log.info("gpuperf: PDF skipped: no Chromium (apt-get install chromium)")
         return
     try:
-        write_pdf(outdir, documents, target / BOOK_PDF, chromium)
+        repository = (app.config.html_theme_options or {}).get("repository_url", "")
+        online = online_book_url(repository) if repository else None
+        write_pdf(outdir, documents, target / BOOK_PDF, chromium, online)
     except (subprocess.SubprocessError, OSError) as error:
         log.info(f"gpuperf: PDF not written: {error}")
         return
