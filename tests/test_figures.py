@@ -10,6 +10,7 @@ the function.
 from __future__ import annotations
 
 import io
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -207,3 +208,36 @@ def test_si_labels():
     assert figures.si_label(1500, unit="B") == "1.5 kB"
     assert figures.si_label(0.05) == "0.05"
     assert figures.si_label(3, unit="s") == "3 s"
+
+
+# ------------------------------------------------------------------------------ the front page
+FRONT_PAGE = Path(__file__).resolve().parent.parent / "images" / "roofline.svg"
+
+
+def front_page_figure() -> str:
+    """The front page's picture: FP16 tensor-core rooflines of four generations, as SVG."""
+    fig = plots.roofline(["V100", "A100-80GB", "H100-SXM", "B200"], "fp16")
+    try:
+        return svg_of(fig)
+    finally:
+        plt.close(fig)
+
+
+def test_the_front_page_figure_is_current_and_reads_on_a_phone():
+    """images/roofline.svg is what gpuperf draws today (same bytes: the SVG is deterministic);
+    regenerate it with ``python tests/test_figures.py --front-page``."""
+    svg = front_page_figure()
+    assert FRONT_PAGE.read_text(encoding="utf-8") == svg, (
+        "images/roofline.svg is stale: run python tests/test_figures.py --front-page"
+    )
+    assert figures.smallest_text_px(svg) >= figures.MIN_TEXT_PX
+
+
+if __name__ == "__main__":
+    import sys
+
+    if sys.argv[1:] == ["--front-page"]:
+        FRONT_PAGE.write_text(front_page_figure(), encoding="utf-8")
+        print(f"wrote {FRONT_PAGE}")
+    else:
+        sys.exit("usage: python tests/test_figures.py --front-page")

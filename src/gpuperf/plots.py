@@ -117,7 +117,8 @@ def roofline(
 
     ``ops`` maps a label to an :class:`~gpuperf.cost.OpCost`; each is drawn as a numbered point
     at its arithmetic intensity on the roof of the *first* chip, and the key under the axes
-    names it with its attainable FLOP/s. ``bandwidth`` replaces HBM bandwidth (e.g. a link)
+    names it with its attainable FLOP/s. The ridge point is written at the ridge for one chip,
+    in the key for several. ``bandwidth`` replaces HBM bandwidth (e.g. a link)
     for every chip. With a single chip the memory-bound region is shaded.
     """
     plt = _pyplot()
@@ -141,13 +142,16 @@ def roofline(
     for the_chip in resolved:
         roof = attainable_flops(intensity, the_chip, precision, bandwidth)
         ridge = the_chip.ridge_point(precision, bandwidth)
-        # one chip under a title needs no key entry: the title names it
-        label = f"{the_chip.name} ({precision})" if len(resolved) > 1 or not title else "_roof"
+        if len(resolved) > 1:  # ridges side by side: their values go in the key
+            label = f"{the_chip.name} ({precision}): ridge {_number(ridge)} FLOP/B"
+        else:  # one chip under a title needs no key entry: the title names it
+            label = f"{the_chip.name} ({precision})" if not title else "_roof"
         (line,) = ax.plot(intensity, roof, lw=2, label=label)
         ax.axvline(ridge, color=line.get_color(), ls=":", lw=1)
-        ax.annotate(f"ridge {_number(ridge)}", (ridge, the_chip.peak_flops(precision)),
-                    textcoords="offset points", xytext=(-4, 5), ha="right",
-                    color=line.get_color())  # fmt: skip
+        if len(resolved) == 1:
+            ax.annotate(f"ridge {_number(ridge)}", (ridge, the_chip.peak_flops(precision)),
+                        textcoords="offset points", xytext=(-4, 5), ha="right",
+                        color=line.get_color())  # fmt: skip
     if len(resolved) == 1:
         ridge = resolved[0].ridge_point(precision, bandwidth)
         ax.axvspan(low, ridge, color="tab:blue", alpha=0.07, lw=0)
