@@ -1229,7 +1229,7 @@ def memory_ladder(
         ax.text(low * 1.15, row + 0.3, name, va="center")
         if bandwidth:
             # the words go right of everything drawn on the rung, so no marker covers them
-            right = max([bandwidth, *(m.value for m in rung)]) * 1.35
+            right = max([bandwidth, *(m.value for m in rung)]) * 1.7
             ax.barh(row, bandwidth - low, left=low, height=0.26,
                     color="lightsteelblue", edgecolor="steelblue")  # fmt: skip
             ax.text(right, row, format_bandwidth(bandwidth), va="center", color="steelblue")
