@@ -420,3 +420,6 @@ def test_the_chart_is_one_image_to_a_screen_reader():
                      explorer.to_html())  # fmt: skip
     compiled = json.dumps(explorer.vega_spec())
     assert '"aria": false' in compiled or '"aria":false' in compiled
+    # with aria off Vega still names each mark container a graphics-symbol, without a name: the
+    # loader hides the drawn SVG from assistive technology, the box's alt text speaks for it
+    assert 'svg.setAttribute("aria-hidden", "true")' in explorer.to_html()

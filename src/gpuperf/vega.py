@@ -639,6 +639,10 @@ _LOADER = r"""
     }).then(function (result) {
       var view = result.view;
       root.gpuperfView = view;
+      // the chart's box is the one image a screen reader meets (role="img" and the alt text);
+      // Vega's marks inside it would be unnamed graphics of their own
+      var svg = chart.querySelector("svg");
+      if (svg) { svg.setAttribute("aria-hidden", "true"); }
       var outputs = [];
       meta.controls.forEach(function (c, position) {
         if (c.kind !== "slider") { return; }
