@@ -71,8 +71,8 @@ def test_front_page_links_every_chapter_and_the_downloads(built_book):
     assert 'href="downloads/gpuperf-notebooks.zip"' in page
     assert 'href="downloads/gpuperf-book.pdf"' in page
     # a figure (an image with its caption; not a numbered figure, which would renumber the book)
-    assert re.search(r'<img[^>]*roofline\.png[^>]*alt="FP16 tensor-core rooflines', page) or (
-        re.search(r'<img[^>]*alt="FP16 tensor-core rooflines[^>]*roofline\.png', page)
+    assert re.search(r'<img[^>]*roofline\.svg[^>]*alt="FP16 tensor-core rooflines', page) or (
+        re.search(r'<img[^>]*alt="FP16 tensor-core rooflines[^>]*roofline\.svg', page)
     )
 
 

@@ -45,6 +45,17 @@ def test_frames_become_files_loaded_on_demand(tmp_path):
     assert bookext.externalize_frames(html, "chapters/x.html", tmp_path) == html
 
 
+def test_an_inline_svg_figure_becomes_an_svg_file(tmp_path):
+    """A figure drawn into an answer's HTML as an SVG data URI (legible on a phone) leaves the
+    page like a PNG one, as an .svg file the browser fetches when the reader opens it."""
+    svg = base64.b64encode(b'<svg xmlns="http://www.w3.org/2000/svg"><text>x</text></svg>')
+    page = f'<details><img alt="a" src="data:image/svg+xml;base64,{svg.decode()}"></details>'
+    html = bookext.externalize_frames(page, "chapters/x.html", tmp_path)
+    (stored,) = (tmp_path / "_images" / "frames").iterdir()
+    assert stored.suffix == ".svg" and stored.read_bytes() == base64.b64decode(svg)
+    assert f'src="../_images/frames/{stored.name}"' in html and "data:" not in html
+
+
 def test_unknown_scripts_are_left_alone(tmp_path):
     page = '<script>var data = {"frames": {"0": "abc"}}; show(data.frames[k]);</script>'
     assert bookext.externalize_frames(page, "x.html", tmp_path) == page

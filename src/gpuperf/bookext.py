@@ -256,8 +256,10 @@ _MATHJAX_TAGS = re.compile(
 _MATH_MARKERS = ('class="math', "mathjax_process", "\\(", "$$")
 _DATA_START = re.compile(r"var data = (?=\{)")
 _FRAME_JS = '"data:image/png;base64," + data.frames[key]'
-_INLINE_IMG = re.compile(r'(<img\b[^>]*?\bsrc=")data:image/png;base64,([A-Za-z0-9+/=]+)"')
-#: Scrubber frames and inline images, one PNG file each, named by content.
+_INLINE_IMG = re.compile(
+    r'(<img\b[^>]*?\bsrc=")data:image/(png|svg\+xml);base64,([A-Za-z0-9+/=]+)"'
+)
+#: Scrubber frames and inline images, one PNG (or SVG) file each, named by content.
 FRAMES_DIR = "_images/frames"
 
 
@@ -289,8 +291,8 @@ def drop_mathjax_without_math(html: str) -> str:
 
 def externalize_frames(html: str, page: str, outdir: Path) -> str:
     """Move a scrubber's inline base64 frames into PNG files that load when a control selects
-    them, and every other inline PNG ``<img>`` into a file: the page keeps a URL per frame, and
-    only the first frame of each scrubber loads at once."""
+    them, and every other inline PNG or SVG ``<img>`` (a figure in an answer) into a file: the
+    page keeps a URL per frame, and only the first frame of each scrubber loads at once."""
     import base64
     import hashlib
     import json
@@ -299,10 +301,10 @@ def externalize_frames(html: str, page: str, outdir: Path) -> str:
     page_dir = posixpath.dirname(page)
     urls: dict[str, str] = {}
 
-    def url_of(b64: str) -> str:
+    def url_of(b64: str, extension: str = "png") -> str:
         if b64 not in urls:
             data = base64.b64decode(b64)
-            name = f"{FRAMES_DIR}/{hashlib.sha256(data).hexdigest()[:24]}.png"
+            name = f"{FRAMES_DIR}/{hashlib.sha256(data).hexdigest()[:24]}.{extension}"
             target = outdir / name
             if not target.exists():
                 target.parent.mkdir(parents=True, exist_ok=True)
@@ -326,8 +328,12 @@ def externalize_frames(html: str, page: str, outdir: Path) -> str:
         position = end
     if urls:
         html = "".join([*parts, html[position:]]).replace(_FRAME_JS, "data.frames[key]")
-    # every other inline PNG (a scrubber's first frame, a figure in an output) becomes a file too
-    return _INLINE_IMG.sub(lambda m: f'{m.group(1)}{url_of(m.group(2))}"', html)
+
+    # every other inline image (a scrubber's first frame, a figure in an output) becomes a file
+    def to_file(m: re.Match[str]) -> str:
+        return f'{m.group(1)}{url_of(m.group(3), "png" if m.group(2) == "png" else "svg")}"'
+
+    return _INLINE_IMG.sub(to_file, html)
 
 
 _VEGA_SPEC = re.compile(
