@@ -1,6 +1,8 @@
-// gpuperf book: tap a figure that the column has shrunk (a phone) to see it at its own size,
-// scrolling sideways inside its output box; tap again to fit the column. Figures shown at their
-// own size are left alone. Scrubber frames have their own control (gpuperf.scrub).
+// gpuperf book: tap a figure that the column has shrunk (a phone) to see it larger, scrolling
+// sideways inside its output box; tap again to fit the column. A bitmap enlarges to its own size;
+// a vector figure (SVG, drawn for the column and legible there already) to twice the column, for
+// detail. Figures shown at their own size are left alone. Scrubber frames have their own control
+// (gpuperf.scrub).
 (function () {
   "use strict";
   var FIGURES = ".bd-article .cell_output img, .bd-article figure img";
@@ -10,6 +12,29 @@
     if (css > 0) return css;
     var attr = parseFloat(img.getAttribute("width"));
     return attr > 0 ? attr : img.naturalWidth;
+  }
+
+  function isVector(img) {
+    return /\.svg([?#]|$)/i.test(img.currentSrc || img.src);
+  }
+
+  function zoom(img) {
+    var width = Math.max(ownWidth(img), 2 * img.getBoundingClientRect().width);
+    img.classList.add("gpuperf-zoomed");
+    img.title = "tap to fit the page";
+    if (isVector(img)) {
+      img.setAttribute("data-fit-width", img.style.width);
+      img.style.width = Math.round(width) + "px";
+    }
+  }
+
+  function unzoom(img) {
+    img.classList.remove("gpuperf-zoomed");
+    if (img.hasAttribute("data-fit-width")) {
+      img.style.width = img.getAttribute("data-fit-width");
+      img.removeAttribute("data-fit-width");
+    }
+    update(img);
   }
 
   function update(img) {
@@ -32,12 +57,10 @@
       img.addEventListener("click", function (event) {
         if (img.classList.contains("gpuperf-zoomed")) {
           event.preventDefault();
-          img.classList.remove("gpuperf-zoomed");
-          update(img);
+          unzoom(img);
         } else if (img.classList.contains("gpuperf-zoomable")) {
           event.preventDefault();
-          img.classList.add("gpuperf-zoomed");
-          img.title = "tap to fit the page";
+          zoom(img);
         }
       });
     });

@@ -159,6 +159,18 @@ def chrome_paths() -> tuple[Path, Path]:
     return CHROMIUM, CHROMEDRIVER
 
 
+#: axe-core from npm (``npm ci --prefix tests/a11y``; .ci/run does it), for the browser test.
+AXE_JS = ROOT / "tests" / "a11y" / "node_modules" / "axe-core" / "axe.min.js"
+
+
+@pytest.fixture(scope="session")
+def axe_source() -> str:
+    """The axe-core script; skipped locally and failed under CI=true when missing."""
+    if not AXE_JS.is_file():
+        skip_or_fail(f"{AXE_JS.relative_to(ROOT)} not found (npm ci --prefix tests/a11y)")
+    return AXE_JS.read_text(encoding="utf-8")
+
+
 @pytest.fixture
 def needless_full_redraws():
     """Step an explorer and return the steps that redrew its whole figure with no axis rescaled.

@@ -102,8 +102,8 @@ def test_front_page_links_every_chapter_and_the_downloads(built_book):
     pdf_built = (built_book.html / "downloads" / "gpuperf-book.pdf").is_file()
     assert ('href="downloads/gpuperf-book.pdf"' in _uncommented(page)) == pdf_built
     # a figure (an image with its caption; not a numbered figure, which would renumber the book)
-    assert re.search(r'<img[^>]*roofline\.png[^>]*alt="FP16 tensor-core rooflines', page) or (
-        re.search(r'<img[^>]*alt="FP16 tensor-core rooflines[^>]*roofline\.png', page)
+    assert re.search(r'<img[^>]*roofline\.svg[^>]*alt="FP16 tensor-core rooflines', page) or (
+        re.search(r'<img[^>]*alt="FP16 tensor-core rooflines[^>]*roofline\.svg', page)
     )
 
 
@@ -168,3 +168,22 @@ def test_pages_carry_no_icon_script_and_no_inline_frames(built_book):
     intro = (built_book.html / "intro.html").read_text(encoding="utf-8")
     assert "tex-chtml.js" not in intro, "MathJax on the front page, which has no formula"
     assert (built_book.html / "_static" / "gpuperf-icons.css").is_file()
+
+
+def test_the_pdf_draws_every_interactive_figure(built_book):
+    """The page Chromium prints holds each gpuperf.vega figure as a static SVG (no script runs
+    in a PDF), as many as the book has, each pointing at its live page."""
+    from gpuperf import bookext
+
+    html = built_book.html
+    documents = [
+        p.relative_to(html).with_suffix("").as_posix() for p in sorted(html.rglob("*.html"))
+    ]
+    figures = sum(
+        (html / f"{doc}.html").read_text(encoding="utf-8").count('class="gpuperf-vega"')
+        for doc in documents
+    )
+    assert figures >= 16
+    page = bookext.print_page(html, documents, "https://o.github.io/r/")
+    assert page.count('<figure class="gpuperf-vega-print">') == figures
+    assert "gpuperf-vega-spec" not in page and page.count("Shown at its first setting") == figures

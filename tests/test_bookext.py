@@ -12,6 +12,7 @@ import re
 import zipfile
 
 import nbformat
+import pytest
 
 from gpuperf import bookext
 
@@ -43,6 +44,17 @@ def test_frames_become_files_loaded_on_demand(tmp_path):
     assert 'src="data:' not in html
     # idempotent: a second pass (an incremental build) changes nothing
     assert bookext.externalize_frames(html, "chapters/x.html", tmp_path) == html
+
+
+def test_an_inline_svg_figure_becomes_an_svg_file(tmp_path):
+    """A figure drawn into an answer's HTML as an SVG data URI (legible on a phone) leaves the
+    page like a PNG one, as an .svg file the browser fetches when the reader opens it."""
+    svg = base64.b64encode(b'<svg xmlns="http://www.w3.org/2000/svg"><text>x</text></svg>')
+    page = f'<details><img alt="a" src="data:image/svg+xml;base64,{svg.decode()}"></details>'
+    html = bookext.externalize_frames(page, "chapters/x.html", tmp_path)
+    (stored,) = (tmp_path / "_images" / "frames").iterdir()
+    assert stored.suffix == ".svg" and stored.read_bytes() == base64.b64decode(svg)
+    assert f'src="../_images/frames/{stored.name}"' in html and "data:" not in html
 
 
 def test_unknown_scripts_are_left_alone(tmp_path):
@@ -131,3 +143,38 @@ def test_a_download_that_was_not_built_is_not_linked(tmp_path):
     # a page in a folder resolves the link from its own place
     nested = page.replace('href="downloads/', 'href="../downloads/')
     assert bookext.unlink_missing_downloads(nested, "chapters/x.html", tmp_path) == nested
+
+
+def _vega_page(tmp_path, externalize: bool) -> str:
+    """A built page holding one gpuperf.vega figure (its spec inline, or moved to a file)."""
+    pytest.importorskip("vl_convert")
+    from test_vega import toy
+
+    html = toy(colab="https://colab.research.google.com/github/o/r/blob/main/c.ipynb").to_html()
+    if externalize:
+        html = bookext.externalize_vega_specs(html, "chapters/c.html", tmp_path)
+    return f'<article class="bd-article"><p>before</p>{html}<p>after</p></article>'
+
+
+def test_the_pdf_shows_each_interactive_figure_as_a_picture(tmp_path):
+    for externalize in (False, True):
+        article = _vega_page(tmp_path, externalize)
+        page = bookext.static_vega_figures(
+            article, "chapters/c.html", tmp_path, "https://o.github.io/r/"
+        )
+        assert "<script" not in page and "gpuperf-vega-controls" not in page
+        assert page.startswith('<article class="bd-article"><p>before</p><figure')
+        assert page.endswith("</figure><p>after</p></article>")
+        image = page.split('src="data:image/svg+xml;base64,')[1].split('"')[0]
+        assert base64.b64decode(image).startswith(b"<svg")
+        assert 'alt="a test figure"' in page and "a=1 b=x" in page  # alt and first note
+        assert '<a href="https://o.github.io/r/chapters/c.html">' in page
+        assert "Open the live explorer in Colab" not in page
+
+
+def test_the_online_book_lives_on_github_pages():
+    assert bookext.online_book_url("https://github.com/GpuPerf/gpuperf") == (
+        "https://gpuperf.github.io/gpuperf/"
+    )
+    with pytest.raises(ValueError, match=r"is not https://github\.com/OWNER/REPO"):
+        bookext.online_book_url("https://gitlab.com/a/b")

@@ -132,7 +132,7 @@ return Array.from(document.querySelectorAll('article img, main img')).map(img =>
 
 
 @pytest.mark.parametrize("page", toc_pages())
-def test_page_renders_offline(page, server, driver, built_book):
+def test_page_renders_offline(page, server, driver, built_book, axe_source):
     driver.get_log("browser")  # drop entries from earlier pages
     driver.get(f"{server}/{page}.html")
     _wait_until_settled(driver)
@@ -161,6 +161,7 @@ def test_page_renders_offline(page, server, driver, built_book):
 
     severe = [e for e in driver.get_log("browser") if e["level"] == "SEVERE"]
     assert not severe, f"{page}: console errors: {severe}"
+    _assert_accessible(driver, page, "1280", axe_source)
 
 
 SCRUB_JS = """
@@ -338,7 +339,7 @@ return wide.slice(0, 5);
 
 
 @pytest.mark.parametrize("page", toc_pages())
-def test_no_page_scrolls_sideways_on_a_phone(page, server, phone):
+def test_no_page_scrolls_sideways_on_a_phone(page, server, phone, axe_source):
     phone.get(f"{server}/{page}.html")
     _wait_until_settled(phone)
     _screenshot(phone, page, "390")
@@ -346,6 +347,7 @@ def test_no_page_scrolls_sideways_on_a_phone(page, server, phone):
     if width > PHONE["width"]:
         wide = phone.execute_script(WIDE_JS, PHONE["width"])
         pytest.fail(f"{page} is {width} px wide at {PHONE['width']} px: {wide}", pytrace=False)
+    _assert_accessible(phone, page, "390", axe_source)
 
 
 #: Mark the widest static figure of a page (scrubber and Vega figures excepted) and report it.
@@ -596,3 +598,401 @@ def test_vega_figures_fit_a_phone(page, server, phone):
         )
         assert right <= PHONE["width"] + 1, f"{page}: {uid} ends at {right} px"
         assert smallest >= 12, f"{page}: {uid} draws text at {smallest:.1f} px (< 9 pt)"
+
+
+# ------------------------------------------------------------------------------ accessibility
+# axe-core (the ``axe_source`` fixture of tests/conftest.py) is the accessibility engine of
+# Lighthouse and of browsers' devtools, from npm, pinned in tests/a11y/package-lock.json.
+#: Impacts that fail a page (axe's scale: minor, moderate, serious, critical).
+FAILING_IMPACTS = ("serious", "critical")
+AXE_RUN_JS = """
+const done = arguments[0];
+axe.run(document, {resultTypes: ['violations']}).then(result => done(result.violations.map(
+  v => ({id: v.id, impact: v.impact, help: v.help, count: v.nodes.length,
+         where: v.nodes.slice(0, 3).map(n => n.target.join(' '))}))), e => done(String(e)));
+"""
+
+
+def _assert_accessible(browser, page: str, width: str, axe_source: str) -> None:
+    """Draw the page's Vega figures (their SVG is audited too), run axe-core over the whole
+    document and fail on any serious or critical violation. With ``GPUPERF_A11Y_REPORT`` set
+    to a file, every violation of every impact is appended to it as one JSON line per page."""
+    import json
+    import os
+
+    if page in PAGES_WITH_VEGA:
+        _show_vega_figures(browser)
+    browser.execute_script(axe_source)
+    violations = browser.execute_async_script(AXE_RUN_JS)
+    assert isinstance(violations, list), f"{page}: axe-core failed: {violations}"
+    report = os.environ.get("GPUPERF_A11Y_REPORT")
+    if report:
+        with open(report, "a", encoding="utf-8") as out:
+            out.write(json.dumps({"page": page, "width": width, "violations": violations}) + "\n")
+    failing = [v for v in violations if v["impact"] in FAILING_IMPACTS]
+    assert not failing, f"{page} at {width} px: accessibility violations: {failing}"
+
+
+#: The keyboard's way into the drawer: focus the visible sidebar button by tabbing from the top
+#: of the page; report whether it has focus.
+TOGGLE_FOCUSED_JS = """
+const focused = document.activeElement;
+return !!focused && focused.classList.contains('primary-toggle');
+"""
+
+
+def test_the_drawer_opens_and_closes_from_the_keyboard(server, phone):
+    """Tab reaches the sidebar button, Enter opens the drawer, Escape closes it."""
+    from selenium.webdriver.common.action_chains import ActionChains
+    from selenium.webdriver.common.keys import Keys
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    phone.get(f"{server}/chapters/02_roofline.html")
+    _wait_until_settled(phone)
+    phone.execute_script("document.activeElement && document.activeElement.blur()")
+    for _ in range(15):  # a few links (skip link, logo, …) come before the button
+        ActionChains(phone).send_keys(Keys.TAB).perform()
+        if phone.execute_script(TOGGLE_FOCUSED_JS):
+            break
+    assert phone.execute_script(TOGGLE_FOCUSED_JS), "Tab never reached the sidebar button"
+    ActionChains(phone).send_keys(Keys.ENTER).perform()
+    WebDriverWait(phone, READY_LIMIT_S).until(lambda b: b.execute_script(TOC_SHOWN_JS))
+    ActionChains(phone).send_keys(Keys.ESCAPE).perform()
+    WebDriverWait(phone, READY_LIMIT_S).until(lambda b: not b.execute_script(TOC_SHOWN_JS))
+
+
+@pytest.mark.parametrize("page", ["chapters/02_roofline", "chapters/05_collectives"])
+def test_every_vega_control_works_from_the_keyboard(page, server, driver):
+    """Each slider and drop-down of a figure takes focus and moves with an arrow key, and the
+    picture (or its note) changes: no control needs a mouse."""
+    from selenium.webdriver.common.keys import Keys
+
+    driver.get(f"{server}/{page}.html")
+    _wait_until_settled(driver)
+    frozen = []
+    for uid in _show_vega_figures(driver):
+        inputs = driver.execute_script(
+            "return Array.from(document.getElementById(arguments[0])"
+            "  .querySelectorAll('.gpuperf-vega-controls [name]'));",
+            uid,
+        )
+        for element in inputs:
+            name = element.get_attribute("name")
+            assert driver.execute_script("return arguments[0].tabIndex >= 0", element), name
+            before = driver.execute_script(VEGA_PICTURE_JS, uid)
+            at_end = driver.execute_script(
+                "const i = arguments[0]; return i.tagName === 'SELECT'"
+                "  ? i.selectedIndex === i.options.length - 1 : Number(i.value) >= Number(i.max);",
+                element,
+            )
+            element.send_keys(Keys.ARROW_LEFT if at_end else Keys.ARROW_RIGHT)
+            assert driver.execute_script("return document.activeElement === arguments[0]", element)
+            driver.execute_async_script(
+                "const [uid, done] = arguments;"
+                "document.getElementById(uid).gpuperfView.runAsync().then(() => done(null));",
+                uid,
+            )
+            if driver.execute_script(VEGA_PICTURE_JS, uid) == before:
+                frozen.append((uid, name))
+    assert not frozen, f"{page}: these controls did not move from the keyboard: {frozen}"
+
+
+# ------------------------------------------------------------------------------ figures on a phone
+# Every figure reads on a phone without a tap (issue 26): text at 12 CSS px (9 pt) or more as
+# displayed, tick labels that do not touch, markers that the axes do not cut. Static figures are
+# SVG with real text (gpuperf.figures): the test fetches each one, draws it hidden in the page at
+# the width the reader sees, and measures it with the browser's own fonts.
+#: Smallest text a reader sees without a tap, in CSS px (9 pt).
+MIN_TEXT_PX = 12
+#: Smallest gap between neighbouring tick labels across an axis, in CSS px: one em at 12 px, less
+#: a pixel of rounding (gpuperf.vega asks Vega for 12; stacked labels need only not overlap).
+MIN_LABEL_GAP_PX = 11
+
+#: Helpers shared by the figure checks: the smallest text of an SVG (font size × the scale it
+#: is shown at), tick labels closer than ``gap`` px along an axis (``axes``: a list of [the
+#: elements holding one tick label each, whether the axis runs across]; labels stacked up an
+#: axis must only not overlap), and markers the plot area cuts (a marker crossing the edge of
+#: its clip rectangle: neither wholly inside nor wholly outside).
+SVG_CHECKS_JS = """
+window.gpuperfSvgChecks = function (svg, scale, gap, axes) {
+  const words = Array.from(svg.querySelectorAll('text, tspan')).filter(t =>
+    Array.from(t.childNodes).some(n => n.nodeType === 3 && n.textContent.trim()));
+  let smallest = Infinity, smallestText = '';
+  for (const t of words) {
+    const size = parseFloat(getComputedStyle(t).fontSize) * scale;
+    if (size < smallest) { smallest = size; smallestText = t.textContent.trim(); }
+  }
+  const touching = [];
+  for (const [ticks, across] of axes) {
+    // one box per tick label (a label may be several lines, each its own <text>)
+    const boxes = ticks.map(tick => {
+      // Vega hides a label it drops for overlap by making it transparent
+      const lines = (tick.tagName === 'text' ? [tick] : Array.from(tick.querySelectorAll('text')))
+        .filter(t => t.textContent.trim() && t.checkVisibility({opacityProperty: true}));
+      if (!lines.length) { return null; }
+      const r = lines.map(t => t.getBoundingClientRect());
+      return {text: lines.map(t => t.textContent.trim()).join(' '),
+              left: Math.min(...r.map(b => b.left)), right: Math.max(...r.map(b => b.right)),
+              top: Math.min(...r.map(b => b.top)), bottom: Math.max(...r.map(b => b.bottom))};
+    }).filter(b => b);
+    boxes.sort((a, b) => across ? a.left - b.left : a.top - b.top);
+    for (let i = 1; i < boxes.length; i++) {
+      const [prev, next] = [boxes[i - 1], boxes[i]];
+      const space = across ? next.left - prev.right : next.top - prev.bottom;
+      if (space < (across ? gap : 0)) {
+        touching.push(`${prev.text} | ${next.text}: ${space.toFixed(1)} px`);
+      }
+    }
+  }
+  const cut = [];
+  for (const group of svg.querySelectorAll('[clip-path]')) {
+    const id = (group.getAttribute('clip-path').match(/#([^)]+)/) || [])[1];
+    const rect = id && svg.querySelector(`clipPath[id="${id}"] rect`);
+    if (!rect) { continue; }
+    const m = group.getScreenCTM();
+    const corner = (x, y) => new DOMPoint(x, y).matrixTransform(m);
+    const [x, y] = [rect.x.baseVal.value, rect.y.baseVal.value];
+    const [w, h] = [rect.width.baseVal.value, rect.height.baseVal.value];
+    const a = corner(x, y), b = corner(x + w, y + h);
+    const [left, right] = [Math.min(a.x, b.x), Math.max(a.x, b.x)];
+    const [top, bottom] = [Math.min(a.y, b.y), Math.max(a.y, b.y)];
+    const markers = group.matches('.mark-symbol') ? group.querySelectorAll('path')
+      : group.querySelectorAll('use');
+    for (const marker of markers) {
+      const r = marker.getBoundingClientRect();
+      if (r.width === 0) { continue; }
+      const inside = r.left >= left - 0.5 && r.right <= right + 0.5 && r.top >= top - 0.5
+        && r.bottom <= bottom + 0.5;
+      const outside = r.right <= left || r.left >= right || r.bottom <= top || r.top >= bottom;
+      if (!inside && !outside) {
+        cut.push(`marker at (${Math.round(r.left - left)}, ${Math.round(r.top - top)}) px in a `
+                 + `${Math.round(right - left)} × ${Math.round(bottom - top)} px plot`);
+      }
+    }
+  }
+  return {smallest, smallestText, touching, cut};
+};
+"""
+#: Every static figure of the page (scrubber and Vega figures have their own checks), answers
+#: opened: wait for it to load (its load event), then, for an SVG, fetch it, draw it hidden at
+#: the width it is shown and measure it. A matplotlib axis holds one ``xtick_*`` or ``ytick_*``
+#: group per tick.
+STATIC_FIGURES_JS = (
+    SVG_CHECKS_JS
+    + """
+const [gap, done] = arguments;
+// a figure in an answer shows once its <details> is opened, as a reader does
+document.querySelectorAll('.bd-article details').forEach(d => { d.open = true; });
+const images = Array.from(document.querySelectorAll('.bd-article img'))
+  .filter(i => !i.closest('.gpuperf-scrubber, .gpuperf-vega'));
+const loaded = img => img.complete ? Promise.resolve() : new Promise(resolve => {
+  img.addEventListener('load', resolve, {once: true});
+  img.addEventListener('error', resolve, {once: true});
+});
+(async () => {
+  const results = [];
+  for (const img of images) {
+    img.loading = 'eager';
+    await loaded(img);
+    const src = img.currentSrc || img.src;
+    const shown = img.getBoundingClientRect().width;
+    const inline = src.startsWith('data:');
+    const result = {src: inline ? src.slice(0, 30) + '…' : src.split('/').pop(), shown,
+                    vector: /\\.svg$/i.test(src) || src.startsWith('data:image/svg+xml')};
+    results.push(result);
+    if (!result.vector) { continue; }
+    const text = await (await fetch(src)).text();
+    const svg = document.importNode(
+      new DOMParser().parseFromString(text, 'image/svg+xml').documentElement, true);
+    const box = svg.viewBox.baseVal;
+    const scale = shown / box.width;
+    svg.setAttribute('width', shown);
+    svg.setAttribute('height', box.height * scale);
+    const holder = document.createElement('div');
+    holder.style.cssText = 'position:absolute;left:0;top:0;visibility:hidden;';
+    holder.appendChild(svg);
+    document.body.appendChild(holder);
+    const axes = Array.from(svg.querySelectorAll('g[id^="matplotlib.axis"]')).map(axis => {
+      const ticks = Array.from(axis.querySelectorAll(':scope > g[id^="xtick"], '
+                                                     + ':scope > g[id^="ytick"]'));
+      return [ticks, ticks.length > 0 && ticks[0].id.startsWith('xtick')];
+    });
+    Object.assign(result, gpuperfSvgChecks(svg, scale, gap, axes));
+    holder.remove();
+  }
+  return results;
+})().then(done, error => done(String(error)));
+"""
+)
+
+
+def static_figure_pages() -> list[str]:
+    """Pages that show a figure as an image: a notebook's output (matplotlib's SVG, or a
+    bitmap) or a Markdown page's image (the front page's roofline)."""
+
+    def shows_an_image(page: str) -> bool:
+        notebook, markdown = ROOT / f"{page}.ipynb", ROOT / f"{page}.md"
+        if notebook.exists():
+            return '"image/' in notebook.read_text(encoding="utf-8")
+        return markdown.exists() and "{image}" in markdown.read_text(encoding="utf-8")
+
+    pages = [page for page in toc_pages() if shows_an_image(page)]
+    return pages
+
+
+@pytest.mark.parametrize("page", static_figure_pages())
+def test_static_figures_read_on_a_phone(page, server, phone):
+    """At 390 px every static figure is SVG with real text, its smallest word is at least 12 px
+    as displayed (font size × displayed width ÷ drawn width), its tick labels keep apart and the
+    axes cut no marker."""
+    phone.get(f"{server}/{page}.html")
+    _wait_until_settled(phone)
+    results = phone.execute_async_script(STATIC_FIGURES_JS, MIN_LABEL_GAP_PX)
+    assert isinstance(results, list), f"{page}: measuring failed: {results}"
+    assert results, f"{page}: no static figure found"
+    problems = []
+    for r in results:
+        print(
+            f"\n{page} {r['src']}: shown {r['shown']:.0f} px, smallest text "
+            f"{r.get('smallest', 0):.1f} px ({r.get('smallestText', '')!r})"
+        )
+        if not r["vector"]:
+            problems.append(f"{r['src']} is a bitmap: its text cannot be measured (use SVG)")
+            continue
+        if r["smallest"] < MIN_TEXT_PX:
+            problems.append(f"{r['src']}: {r['smallestText']!r} at {r['smallest']:.1f} px")
+        problems += [f"{r['src']}: tick labels touch: {t}" for t in r["touching"]]
+        problems += [f"{r['src']}: {c}" for c in r["cut"]]
+    assert not problems, f"{page} at {PHONE['width']} px: " + "; ".join(problems)
+
+
+#: The same checks on every Vega figure of the page, as drawn (inline SVG: scale 1).
+VEGA_CHECKS_JS = (
+    SVG_CHECKS_JS
+    + """
+const [uid, gap] = arguments;
+const svg = document.getElementById(uid).querySelector('.gpuperf-vega-chart svg');
+const axes = Array.from(svg.querySelectorAll('.role-axis')).map(axis => {
+  const ticks = Array.from(axis.querySelectorAll('.role-axis-label text'));
+  // an axis runs across when its labels spread more sideways than up and down
+  const spread = f => Math.max(...ticks.map(f)) - Math.min(...ticks.map(f));
+  const box = t => t.getBoundingClientRect();
+  return [ticks, spread(t => box(t).left) > spread(t => box(t).top)];
+});
+return gpuperfSvgChecks(svg, 1, gap, axes);
+"""
+)
+#: Controls a reader cannot read in full: a drop-down whose longest option is wider than the
+#: drop-down (the browser cuts it with "…"), or any control reaching past the figure's edge.
+CONTROLS_CUT_JS = """
+const root = document.getElementById(arguments[0]);
+const edge = root.getBoundingClientRect().right;
+const cut = [];
+for (const select of root.querySelectorAll('.gpuperf-vega-controls select')) {
+  const probe = select.cloneNode(true);
+  probe.style.cssText = 'position:absolute;visibility:hidden;width:auto;max-width:none';
+  select.parentNode.appendChild(probe);
+  const needed = probe.getBoundingClientRect().width;
+  probe.remove();
+  const has = select.getBoundingClientRect().width;
+  if (needed > has + 1) {
+    cut.push(`${select.name}: "${select.options[select.selectedIndex].text}" needs `
+             + `${Math.round(needed)} px, has ${Math.round(has)}`);
+  }
+}
+for (const control of root.querySelectorAll('.gpuperf-vega-controls *')) {
+  const r = control.getBoundingClientRect();
+  if (r.width > 0 && r.right > edge + 1) {
+    cut.push(`${control.tagName.toLowerCase()} ends at ${Math.round(r.right)} px, past the `
+             + `figure's edge at ${Math.round(edge)} px`);
+  }
+}
+return cut;
+"""
+
+
+def _vega_defects(browser, uid: str) -> list[str]:
+    """Touching tick labels and cut markers of one drawn Vega figure."""
+    checks = browser.execute_script(VEGA_CHECKS_JS, uid, MIN_LABEL_GAP_PX)
+    return [f"{uid}: tick labels touch: {t}" for t in checks["touching"]] + [
+        f"{uid}: {c}" for c in checks["cut"]
+    ]
+
+
+@pytest.mark.parametrize("page", sorted(PAGES_WITH_VEGA))
+def test_vega_figures_keep_labels_markers_and_controls_whole_on_a_phone(page, server, phone):
+    """At 390 px: no tick labels touching, no marker cut by the axes, no control cut off."""
+    phone.get(f"{server}/{page}.html")
+    _wait_until_settled(phone)
+    problems = []
+    for uid in _show_vega_figures(phone):
+        problems += _vega_defects(phone, uid)
+        cut = phone.execute_script(CONTROLS_CUT_JS, uid)
+        problems += [f"{uid}: control cut: {c}" for c in cut]
+    assert not problems, f"{page} at {PHONE['width']} px: " + "; ".join(problems)
+
+
+@pytest.mark.parametrize("page", sorted(PAGES_WITH_VEGA))
+def test_vega_figures_keep_labels_and_markers_whole_on_a_desktop(page, server, driver):
+    """At 1280 px: no tick labels touching, no marker cut by the axes."""
+    driver.get(f"{server}/{page}.html")
+    _wait_until_settled(driver)
+    problems = [p for uid in _show_vega_figures(driver) for p in _vega_defects(driver, uid)]
+    assert not problems, f"{page} at 1280 px: " + "; ".join(problems)
+
+
+# ------------------------------------------------------------------------------ navigation
+#: The words of the table of contents, in order: the drawer when it is open (a phone), else the
+#: sidebar. Each entry: its text and, for a link, its level in the tree (1 chapter, 2 section).
+NAV_TEXTS_JS = """
+const open = document.querySelector('dialog[open]');
+const nav = open || document.querySelector('.bd-sidebar-primary');
+return Array.from(nav.querySelectorAll('a, .caption-text'))
+  .map(e => ({text: e.textContent.replace(/\\s+/g, ' ').trim(),
+              level: (e.closest('li[class*="toctree-l"]') || {className: ''}).className
+                .replace(/.*toctree-l(\\d).*/, '$1')}))
+  .filter(e => e.text);
+"""
+
+
+def _navigation_defects(entries: list[dict]) -> list[str]:
+    """Texts that read twice, and chapter or section numbers that skip or repeat."""
+    import collections
+    import re
+
+    counts = collections.Counter(e["text"] for e in entries)
+    defects = [f"{text!r} appears {n} times" for text, n in counts.items() if n > 1]
+    chapter, section = 0, 0
+    for e in entries:
+        if m := re.match(r"(\d+) · ", e["text"]):
+            if int(m.group(1)) != chapter + 1:
+                defects.append(f"{e['text']!r} follows chapter {chapter}")
+            chapter, section = int(m.group(1)), 0
+        elif m := re.match(r"(\d+)\.(\d+) · ", e["text"]):
+            if (int(m.group(1)), int(m.group(2))) != (chapter, section + 1):
+                defects.append(f"{e['text']!r} follows {chapter}.{section}")
+            section = int(m.group(2))
+    if chapter == 0:
+        defects.append("no numbered chapter found")
+    return defects
+
+
+def test_the_sidebar_reads_each_title_once_and_numbers_without_gaps(server, driver):
+    driver.get(f"{server}/chapters/02_roofline.html")
+    _wait_until_settled(driver)
+    entries = driver.execute_script(NAV_TEXTS_JS)
+    defects = _navigation_defects(entries)
+    assert not defects, f"sidebar: {defects}; entries: {[e['text'] for e in entries]}"
+
+
+def test_the_drawer_reads_each_title_once_and_numbers_without_gaps(server, phone):
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    phone.get(f"{server}/chapters/02_roofline.html")
+    _wait_until_settled(phone)
+    _tap_toggle(phone)
+    WebDriverWait(phone, READY_LIMIT_S).until(lambda b: b.execute_script(TOC_SHOWN_JS))
+    entries = phone.execute_script(NAV_TEXTS_JS)
+    _screenshot(phone, "chapters/02_roofline", "390-drawer-open")
+    defects = _navigation_defects(entries)
+    assert not defects, f"drawer: {defects}; entries: {[e['text'] for e in entries]}"

@@ -58,12 +58,13 @@ def output_text(output) -> str:
 
 
 def test_there_are_five_chapters():
-    """Five chapter parts in the toc, in order; a chapter may add section notebooks."""
+    """Five chapters in the toc, in order; a chapter may add section notebooks."""
     toc = yaml.safe_load((ROOT / "_toc.yml").read_text(encoding="utf-8"))
     first_files = [
-        part["chapters"][0]["file"]
+        chapter["file"]
         for part in toc["parts"]
-        if part["chapters"][0]["file"].startswith("chapters/")
+        for chapter in part["chapters"]
+        if chapter["file"].startswith("chapters/")
     ]
     assert first_files == [
         "chapters/01_gpu_anatomy",
@@ -138,7 +139,7 @@ def test_chapter_figures_have_captions_and_alt_text(path):
     nb = nbformat.read(path, as_version=4)
     figures = 0
     for cell in code_cells(nb):
-        if any("image/png" in o.get("data", {}) for o in cell.outputs):
+        if any(set(o.get("data", {})) & {"image/svg+xml", "image/png"} for o in cell.outputs):
             figures += 1
             meta = cell.metadata.get("mystnb", {})
             assert meta.get("figure", {}).get("caption"), (
@@ -212,8 +213,8 @@ def test_colab_setup_source_installs_only_gpuperf_and_triton_and_only_in_colab(t
     )
     assert ("install_triton()" in colab_branch) is triton
     assert all(line.startswith("    ") for line in colab_branch.splitlines() if line)
-    # figures at twice their page size in pixels: sharp on a phone's dense screen (issue 13)
-    assert source.endswith('%config InlineBackend.figure_formats = ["retina"]')
+    # figures as SVG drawn for a phone's column: every word legible without a tap (issue 26)
+    assert source.endswith("from gpuperf.figures import use_book_style\n\nuse_book_style()")
     for package in ("numpy", "torch", "matplotlib", "ipywidgets", "-U", "--upgrade"):
         assert package not in colab_branch
 
@@ -303,7 +304,8 @@ def test_roofline_figure_draws_one_roof_per_chip():
     try:
         ax = fig.axes[0]
         assert ax.get_xscale() == ax.get_yscale() == "log"
-        assert len(ax.get_legend().get_texts()) == 2
+        # two roofs and one numbered operation, named in the key under the axes
+        assert len(fig.legends[0].get_texts()) == 3
     finally:
         plt.close(fig)
     with pytest.raises(ValueError, match="at least one chip"):

@@ -398,3 +398,28 @@ def test_no_chart_text_is_smaller_than_nine_points():
     assert sizes and min(sizes) >= vega.MIN_FONT_PX == 12
     for part in ("axis", "legend", "title"):
         assert spec["config"][part], part
+    # neighbouring tick labels one em apart: "1,000" and "10,000" read as two numbers (issue 26)
+    assert spec["config"]["axis"]["labelSeparation"] == vega.LABEL_GAP_PX == 12
+
+
+def test_a_drop_down_may_take_the_whole_column():
+    """A drop-down is never narrower than the column lets it be (a 60vw cap cut "NVLink 4 (18
+    links), H100-SXM" at 390 px); its label wraps above it instead. The browser test checks
+    that no option is cut on a phone."""
+    html = toy().to_html()
+    assert ".vega-bind select{max-width:100%}" in html
+    assert "max-width:60vw" not in html
+
+
+def test_the_chart_is_one_image_to_a_screen_reader():
+    """The chart's box is role="img" with the alt text; Vega adds no ARIA inside it (a mark
+    emptied by a filter was an unnamed graphics-symbol, an axe-core violation)."""
+    explorer = toy()
+    assert explorer.spec()["config"]["aria"] is False
+    assert re.search(r'class="gpuperf-vega-chart" role="img" aria-label="a test figure"',
+                     explorer.to_html())  # fmt: skip
+    compiled = json.dumps(explorer.vega_spec())
+    assert '"aria": false' in compiled or '"aria":false' in compiled
+    # with aria off Vega still names each mark container a graphics-symbol, without a name: the
+    # loader hides the drawn SVG from assistive technology, the box's alt text speaks for it
+    assert 'svg.setAttribute("aria-hidden", "true")' in explorer.to_html()

@@ -1,4 +1,4 @@
-"""Chapter 5.3's collectives figure for the online book (gpuperf.widgets.collectives).
+"""Chapter 5.2's collectives figure for the online book (gpuperf.widgets.collectives).
 
 The rows the page ships are read back from the compiled Vega spec and compared, at sampled
 control values, with the α–β model written out here (ring: 2(p − 1)α + 2(p − 1)/p · S/B for an

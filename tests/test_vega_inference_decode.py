@@ -1,4 +1,4 @@
-"""The online book's decode figure (chapter 4.4): every plotted value equals the calculator's.
+"""The online book's decode figure (section 4.3): every plotted value equals the calculator's.
 
 :func:`gpuperf.widgets.inference.decode_static` reads its rows from the live view; these checks
 recompute them here from :func:`gpuperf.inference.decode_step` and the chip table, reading the

@@ -1,4 +1,4 @@
-"""Chapter 5.3 explorer (collective × ranks × size × link × α) and its scrubber twin."""
+"""Chapter 5.2 explorer (collective × ranks × size × link × α) and its scrubber twin."""
 
 from __future__ import annotations
 

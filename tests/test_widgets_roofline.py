@@ -276,19 +276,27 @@ def test_fast_png_round_trips_the_canvas():
 
 
 @pytest.mark.parametrize("name", ["A100-80GB", "A100-40GB", "H100-SXM", "H100-PCIe", "H200"])
-def test_anatomy_draws_every_sm_of_the_die(name):
-    figure = plots.gpu_anatomy(name)
+def test_the_chip_diagram_draws_every_sm_of_the_die(name):
+    figure = plots.chip_diagram(name)
     chip_axes = figure.axes[0]
-    title = chip_axes.get_title()
-    assert f"{chip(name).sm_count} enabled" in title
+    title = chip_axes.get_title().replace("\n", " ")
+    enabled, die_sms = (int(n) for n in title.split(": ")[-1].split(" SMs")[0].split(" of "))
+    assert enabled == chip(name).sm_count
     hatched = [p for p in chip_axes.patches if p.get_hatch()]
-    die_sms = int(title.split(" SMs on the full die")[0].split()[-1])
     assert len(hatched) == die_sms - chip(name).sm_count
 
 
-def test_anatomy_refuses_chips_without_a_layout():
+def test_the_sm_diagram_shows_one_partition_of_the_chip():
+    words = [t.get_text() for t in plots.sm_diagram("H100-SXM").axes[0].texts]
+    regs = chip("H100-SXM").registers_per_sm // plots.SM_PARTITIONS
+    assert f"register file: {regs:,} × 32 bit" in words
+    assert "FP32\n×32" in words and "one of 4 identical partitions" in words
+
+
+@pytest.mark.parametrize("draw", [plots.chip_diagram, plots.sm_diagram])
+def test_anatomy_refuses_chips_without_a_layout(draw):
     with pytest.raises(ValueError, match="drawable chips: A100-40GB, A100-80GB, H100-SXM"):
-        plots.gpu_anatomy("T4")
+        draw("T4")
 
 
 def test_static_roofline_figures():

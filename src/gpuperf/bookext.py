@@ -134,8 +134,60 @@ def _rebase(html: str, page: str) -> str:
     return _URL_ATTR.sub(fix, html)
 
 
-def print_page(outdir: Path, documents: list[str]) -> str:
-    """One HTML page with every document's article, in order, for printing."""
+_VEGA_BLOCK = re.compile(
+    r'<div class="gpuperf-vega" id="[^"]+">.*?role="img" aria-label="(?P<alt>[^"]*)".*?'
+    r'<p class="gpuperf-vega-note">(?P<note>.*?)</p>\s*'
+    r'(?:<p class="gpuperf-vega-caption">(?P<caption>.*?)</p>\s*)?'
+    r'<script type="application/json" class="gpuperf-vega-spec"(?: data-src="(?P<src>[^"]+)")?>'
+    r"(?P<inline>.*?)</script>\s*<script>.*?</script>\s*</div>",
+    re.S,
+)
+
+
+def online_book_url(repository_url: str) -> str:
+    """Where GitHub Pages publishes the book of ``https://github.com/OWNER/REPO``."""
+    match = re.fullmatch(r"https://github\.com/([^/]+)/([^/]+?)/?", repository_url.strip())
+    if match is None:
+        raise ValueError(f"repository_url={repository_url!r} is not https://github.com/OWNER/REPO")
+    owner, repo = match.groups()
+    return f"https://{owner.lower()}.github.io/{repo}/"
+
+
+def static_vega_figures(html: str, page: str, outdir: Path, online: str | None) -> str:
+    """Each :mod:`gpuperf.vega` figure of a page drawn as a static SVG at its default controls
+    (vl-convert renders the same Vega spec the browser draws), for the PDF, where no script runs:
+    the figure keeps its alt text, note and caption, plus a line pointing at the live page."""
+    import base64
+    import json
+
+    import vl_convert
+
+    def draw(match: re.Match[str]) -> str:
+        if match.group("src"):
+            spec_path = outdir / posixpath.normpath(
+                posixpath.join(posixpath.dirname(page), match.group("src"))
+            )
+            spec = json.loads(spec_path.read_text(encoding="utf-8"))
+        else:
+            spec = json.loads(match.group("inline"))  # "<\\/" is JSON for "</"
+        svg = vl_convert.vega_to_svg(spec)
+        image = base64.b64encode(svg.encode("utf-8")).decode("ascii")
+        caption = re.sub(r"\s*<a [^>]*>Open the live explorer in Colab</a>\.", "",
+                         match.group("caption") or "")  # fmt: skip
+        where = f"{online}{page}" if online else page
+        return (
+            f'<figure class="gpuperf-vega-print"><img src="data:image/svg+xml;base64,{image}" '
+            f'alt="{match.group("alt")}"><figcaption>{match.group("note")} {caption} '
+            f"Shown at its first setting; move its controls on the online page: "
+            f'<a href="{where}">{where}</a>.</figcaption></figure>'
+        )
+
+    return _VEGA_BLOCK.sub(draw, html)
+
+
+def print_page(outdir: Path, documents: list[str], online: str | None = None) -> str:
+    """One HTML page with every document's article, in order, for printing; interactive figures
+    become static pictures (:func:`static_vega_figures`), ``online`` being the book's URL."""
     first = (outdir / f"{documents[0]}.html").read_text(encoding="utf-8")
     head = first.split("</head>", 1)[0]
     articles = []
@@ -150,9 +202,9 @@ def print_page(outdir: Path, documents: list[str]) -> str:
             mathjax = _rebase("".join(_MATHJAX_TAGS.findall(text)), f"{doc}.html")
         match = _ARTICLE.search(text)
         if match:
+            article = static_vega_figures(match.group(1), f"{doc}.html", outdir, online)
             articles.append(
-                f'<section class="gpuperf-print-page">{_rebase(match.group(1), f"{doc}.html")}'
-                "</section>"
+                f'<section class="gpuperf-print-page">{_rebase(article, f"{doc}.html")}</section>'
             )
     style = (
         "<style>@page{size:A4;margin:16mm}"
@@ -175,10 +227,12 @@ def chromium_path() -> str | None:
     return shutil.which("chromium") or shutil.which("chromium-browser")
 
 
-def write_pdf(outdir: Path, documents: list[str], target: Path, chromium: str) -> None:
+def write_pdf(
+    outdir: Path, documents: list[str], target: Path, chromium: str, online: str | None = None
+) -> None:
     """Print the whole book to ``target`` with headless Chromium (offline, file:// URLs)."""
     page = outdir / "_print.html"
-    page.write_text(print_page(outdir, documents), encoding="utf-8")
+    page.write_text(print_page(outdir, documents, online), encoding="utf-8")
     try:
         with tempfile.TemporaryDirectory(prefix="gpuperf-pdf-") as profile:
             subprocess.run(
@@ -204,8 +258,10 @@ _MATHJAX_TAGS = re.compile(
 _MATH_MARKERS = ('class="math', "mathjax_process", "\\(", "$$")
 _DATA_START = re.compile(r"var data = (?=\{)")
 _FRAME_JS = '"data:image/png;base64," + data.frames[key]'
-_INLINE_IMG = re.compile(r'(<img\b[^>]*?\bsrc=")data:image/png;base64,([A-Za-z0-9+/=]+)"')
-#: Scrubber frames and inline images, one PNG file each, named by content.
+_INLINE_IMG = re.compile(
+    r'(<img\b[^>]*?\bsrc=")data:image/(png|svg\+xml);base64,([A-Za-z0-9+/=]+)"'
+)
+#: Scrubber frames and inline images, one PNG (or SVG) file each, named by content.
 FRAMES_DIR = "_images/frames"
 
 
@@ -237,8 +293,8 @@ def drop_mathjax_without_math(html: str) -> str:
 
 def externalize_frames(html: str, page: str, outdir: Path) -> str:
     """Move a scrubber's inline base64 frames into PNG files that load when a control selects
-    them, and every other inline PNG ``<img>`` into a file: the page keeps a URL per frame, and
-    only the first frame of each scrubber loads at once."""
+    them, and every other inline PNG or SVG ``<img>`` (a figure in an answer) into a file: the
+    page keeps a URL per frame, and only the first frame of each scrubber loads at once."""
     import base64
     import hashlib
     import json
@@ -247,10 +303,10 @@ def externalize_frames(html: str, page: str, outdir: Path) -> str:
     page_dir = posixpath.dirname(page)
     urls: dict[str, str] = {}
 
-    def url_of(b64: str) -> str:
+    def url_of(b64: str, extension: str = "png") -> str:
         if b64 not in urls:
             data = base64.b64decode(b64)
-            name = f"{FRAMES_DIR}/{hashlib.sha256(data).hexdigest()[:24]}.png"
+            name = f"{FRAMES_DIR}/{hashlib.sha256(data).hexdigest()[:24]}.{extension}"
             target = outdir / name
             if not target.exists():
                 target.parent.mkdir(parents=True, exist_ok=True)
@@ -274,8 +330,12 @@ def externalize_frames(html: str, page: str, outdir: Path) -> str:
         position = end
     if urls:
         html = "".join([*parts, html[position:]]).replace(_FRAME_JS, "data.frames[key]")
-    # every other inline PNG (a scrubber's first frame, a figure in an output) becomes a file too
-    return _INLINE_IMG.sub(lambda m: f'{m.group(1)}{url_of(m.group(2))}"', html)
+
+    # every other inline image (a scrubber's first frame, a figure in an output) becomes a file
+    def to_file(m: re.Match[str]) -> str:
+        return f'{m.group(1)}{url_of(m.group(3), "png" if m.group(2) == "png" else "svg")}"'
+
+    return _INLINE_IMG.sub(to_file, html)
 
 
 _VEGA_SPEC = re.compile(
@@ -486,8 +546,9 @@ def unlink_missing_downloads(html: str, page: str, outdir: Path) -> str:
     return "".join(parts)
 
 
-def _print_pdf(outdir: Path, documents: list[str], log: Any) -> None:
-    """Print the PDF where Chromium exists; otherwise remove any PDF an earlier build left."""
+def _print_pdf(outdir: Path, documents: list[str], log: Any, online: str | None = None) -> None:
+    """Print the PDF where Chromium exists; otherwise remove any PDF an earlier build left.
+    ``online`` is the published book's URL, which each interactive figure points at."""
     pdf = outdir / DOWNLOADS / BOOK_PDF
     chromium = chromium_path()
     if os.environ.get("GPUPERF_BOOK_PDF", "1") == "0":
@@ -496,7 +557,7 @@ def _print_pdf(outdir: Path, documents: list[str], log: Any) -> None:
         reason = "skipped: no Chromium (apt-get install chromium, or set GPUPERF_CHROMIUM)"
     else:
         try:
-            write_pdf(outdir, documents, pdf, chromium)
+            write_pdf(outdir, documents, pdf, chromium, online)
             log.info(f"gpuperf: the book as one PDF → {DOWNLOADS}/{BOOK_PDF}")
             return
         except (subprocess.SubprocessError, OSError) as error:
@@ -523,7 +584,8 @@ def build_downloads(app: Any, exception: BaseException | None) -> None:
     names = write_notebooks_zip(Path(app.srcdir), documents, target / NOTEBOOKS_ZIP)
     count = sum(name.endswith(".ipynb") for name in names)
     log.info(f"gpuperf: {count} notebooks (outputs stripped) → {DOWNLOADS}/{NOTEBOOKS_ZIP}")
-    _print_pdf(outdir, documents, log)
+    repository = (app.config.html_theme_options or {}).get("repository_url", "")
+    _print_pdf(outdir, documents, log, online_book_url(repository) if repository else None)
     for path in _pages(outdir):
         html = path.read_text(encoding="utf-8")
         linked = unlink_missing_downloads(html, path.relative_to(outdir).as_posix(), outdir)

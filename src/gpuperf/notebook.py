@@ -8,7 +8,8 @@ ipywidgets: Colab ships its own, and replacing them breaks the runtime (the d2l 
 courses learnt this the hard way). The canonical text of that cell lives here, in
 :func:`colab_setup_source`, and ``tests/test_notebooks.py`` checks every notebook against it, with
 the repository URL read from the book's ``_config.yml`` and :func:`needs_triton` deciding from
-the notebook's own imports whether the page needs Triton.
+the notebook's own imports whether the page needs Triton. The cell ends by drawing every figure
+in the course's style (:func:`gpuperf.figures.use_book_style`: SVG, legible on a phone).
 
 Notebooks never redefine calculators; to show the code behind a number they render the package
 source with :func:`show_source`. IPython is imported lazily, so ``import gpuperf`` stays
@@ -72,8 +73,10 @@ def colab_setup_source(repository_url: str, *, triton: bool = False) -> str:
         ]
     lines += [
         "",
-        "# Figures with twice the pixels they occupy: sharp on phones and when zoomed.",
-        '%config InlineBackend.figure_formats = ["retina"]',
+        "# Figures as SVG with real text, drawn so every word reads on a phone (gpuperf.figures).",
+        "from gpuperf.figures import use_book_style",
+        "",
+        "use_book_style()",
     ]
     return "\n".join(lines)
 

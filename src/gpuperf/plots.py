@@ -12,13 +12,15 @@ point marked and optional operations placed at their arithmetic intensity.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import functools
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
 
 from ._validate import positive_float, positive_int
 from .cost import OpCost
+from .figures import FONT_PT, RC, TITLE_PT, WIDTH_IN, plain_log_ticks, si_label
 from .hardware import Chip, chip
 from .roofline import attainable_flops
 from .units import format_flops
@@ -38,6 +40,69 @@ def _pyplot() -> Any:
     return require("matplotlib.pyplot", "pip install matplotlib")
 
 
+def _book_figure(draw: Callable[..., Any]) -> Callable[..., Any]:
+    """Draw a static figure in the course's style (:data:`gpuperf.figures.RC`: drawn for a
+    phone's column, no text under 11.5 pt) whatever matplotlib's global settings are. Tick
+    labels are pinned to that size too: matplotlib makes ticks when it draws, after this
+    returns."""
+
+    @functools.wraps(draw)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        matplotlib = require_matplotlib("matplotlib")
+        with matplotlib.rc_context(RC):
+            fig = draw(*args, **kwargs)
+        for ax in fig.axes:
+            ax.tick_params(which="both", labelsize=FONT_PT)
+        return fig
+
+    return wrapper
+
+
+def _wrap(text: str, width_in: float = WIDTH_IN - 0.2, size_pt: float = FONT_PT) -> str:
+    """``text`` broken between words into lines no wider than ``width_in`` inches at
+    ``size_pt``, measured with matplotlib's own font metrics: a title or a key entry never
+    widens the figure (which would shrink all of it on a phone)."""
+    from matplotlib.font_manager import FontProperties
+    from matplotlib.textpath import text_to_path
+
+    font = FontProperties(family=RC["font.family"], size=size_pt)
+
+    def width_in_of(line: str) -> float:
+        return text_to_path.get_text_width_height_descent(line, font, ismath=False)[0] / 72
+
+    lines = []
+    for paragraph in text.split("\n"):
+        line = ""
+        for word in paragraph.split(" "):
+            candidate = f"{line} {word}" if line else word
+            if line and width_in_of(candidate) > width_in:
+                lines.append(line)
+                candidate = word
+            line = candidate
+        lines.append(line)
+    return "\n".join(lines)
+
+
+def _key_below(ax: Any, **kwargs: Any) -> Any:
+    """The key under the axes, one entry a line, the figure made taller by its height: on a
+    phone-width figure a key inside the axes would hide the data it explains. (Needs the
+    constrained layout every static figure uses.)"""
+    handles, labels = ax.get_legend_handles_labels()
+    fig = ax.figure
+    lines = sum(label.count("\n") + 1 for label in labels)
+    fig.set_figheight(fig.get_figheight() + lines * FONT_PT * 1.45 / 72 + 0.1)
+    return fig.legend(
+        handles,
+        labels,
+        loc="outside lower center",
+        frameon=False,
+        ncols=1,
+        handlelength=1.8,
+        **kwargs,
+    )
+
+
+@_book_figure
 def roofline(
     chips: str | Chip | Sequence[str | Chip],
     precision: str = "bf16",
@@ -46,13 +111,15 @@ def roofline(
     intensity_range: tuple[float, float] = (0.05, 5000.0),
     bandwidth: float | None = None,
     title: str | None = None,
-    figsize: tuple[float, float] = (7.0, 4.2),
+    figsize: tuple[float, float] = (WIDTH_IN, 3.0),
 ) -> Any:
     """Log-log roofline of one or more chips at one precision; returns the ``Figure``.
 
-    ``ops`` maps a label to an :class:`~gpuperf.cost.OpCost`; each is drawn as a point at its
-    arithmetic intensity on the roof of the *first* chip. ``bandwidth`` replaces HBM bandwidth
-    (e.g. a link) for every chip. With a single chip the memory-bound region is shaded.
+    ``ops`` maps a label to an :class:`~gpuperf.cost.OpCost`; each is drawn as a numbered point
+    at its arithmetic intensity on the roof of the *first* chip, and the key under the axes
+    names it with its attainable FLOP/s. The ridge point is written at the ridge for one chip,
+    in the key for several. ``bandwidth`` replaces HBM bandwidth (e.g. a link)
+    for every chip. With a single chip the memory-bound region is shaded.
     """
     plt = _pyplot()
     chip_list = [chips] if isinstance(chips, str | Chip) else list(chips)
@@ -70,43 +137,48 @@ def roofline(
     intensity = np.geomspace(low, high, 400)
 
     fig, ax = plt.subplots(figsize=figsize, layout="constrained")
+    top = max(c.peak_flops(precision) for c in resolved)
+    _log_axes(ax, (low, high), (top * 1e-4, top * 4))
     for the_chip in resolved:
-        roof = attainable_flops(intensity, the_chip, precision, bandwidth) / _TFLOPS
+        roof = attainable_flops(intensity, the_chip, precision, bandwidth)
         ridge = the_chip.ridge_point(precision, bandwidth)
-        (line,) = ax.loglog(intensity, roof, lw=2, label=f"{the_chip.name} ({precision})")
+        if len(resolved) > 1:  # ridges side by side: their values go in the key
+            label = f"{the_chip.name} ({precision}): ridge {_number(ridge)} FLOP/B"
+        else:  # one chip under a title needs no key entry: the title names it
+            label = f"{the_chip.name} ({precision})" if not title else "_roof"
+        (line,) = ax.plot(intensity, roof, lw=2, label=label)
         ax.axvline(ridge, color=line.get_color(), ls=":", lw=1)
-        ax.annotate(
-            f"ridge {ridge:.0f}",
-            (ridge, the_chip.peak_flops(precision) / _TFLOPS),
-            textcoords="offset points",
-            xytext=(4, -14),
-            fontsize=8,
-            color=line.get_color(),
-        )
+        if len(resolved) == 1:
+            ax.annotate(f"ridge {_number(ridge)}", (ridge, the_chip.peak_flops(precision)),
+                        textcoords="offset points", xytext=(-4, 5), ha="right",
+                        color=line.get_color())  # fmt: skip
     if len(resolved) == 1:
         ridge = resolved[0].ridge_point(precision, bandwidth)
         ax.axvspan(low, ridge, color="tab:blue", alpha=0.07, lw=0)
         ax.axvspan(ridge, high, color="tab:orange", alpha=0.07, lw=0)
-        ax.text(low * 1.3, ax.get_ylim()[1] * 0.4, "memory-bound", fontsize=9, va="top")
-        ax.text(ridge * 1.3, ax.get_ylim()[0] * 2.0, "compute-bound", fontsize=9, va="bottom")
-    for label, op in (ops or {}).items():
+        ax.text(0.02, 0.97, "memory-\nbound", transform=ax.transAxes, va="top",
+                color="tab:blue")  # fmt: skip
+        ax.text(0.98, 0.03, "compute-bound", transform=ax.transAxes, ha="right",
+                color="tab:orange")  # fmt: skip
+    for k, (label, op) in enumerate((ops or {}).items(), start=1):
         y = attainable_flops(op.intensity, resolved[0], precision, bandwidth)
-        ax.plot(op.intensity, y / _TFLOPS, "o", ms=7, mec="black", zorder=3)
-        ax.annotate(
-            f"{label}\n{format_flops(y)}",
-            (op.intensity, y / _TFLOPS),
-            textcoords="offset points",
-            xytext=(6, -22),
-            fontsize=8,
-        )
-    ax.set_xlim(low, high)
-    ax.set_xlabel("arithmetic intensity (FLOP / byte)")
-    ax.set_ylabel("attainable TFLOP/s")
-    ax.grid(True, which="major", alpha=0.3)
-    ax.legend(loc="lower right", fontsize=8)
+        _numbered_point(ax, k, op.intensity, y, f"{label}: {format_flops(y)}")
     if title:
-        ax.set_title(title)
+        ax.set_title(_wrap(title, 3.4, TITLE_PT))
+    if ax.get_legend_handles_labels()[0]:
+        _key_below(ax)
     return fig
+
+
+def _numbered_point(ax: Any, k: int, x: float, y: float, words: str, *, side: int = 1,
+                    color: str = "tab:red") -> None:  # fmt: skip
+    """A marker with its number beside it, and ``words`` in the key under the axes: on a
+    phone-width figure, words next to neighbouring points would run into each other."""
+    ax.plot(x, y, "o", ms=8, color=color, mec="black", zorder=5)
+    ax.annotate(str(k), (x, y), xytext=(8 * side, 0), textcoords="offset points",
+                ha="left" if side > 0 else "right", va="center", fontweight="bold",
+                color=color)  # fmt: skip
+    ax.plot([], [], ls="none", marker=f"${k}$", ms=9, color=color, label=_wrap(words, 3.8))
 
 
 # --------------------------------------------------------------------------------------------
@@ -125,7 +197,16 @@ def _flops_tick(value: float, _position: Any = None) -> str:
 
 
 def _intensity_tick(value: float, _position: Any = None) -> str:
-    return f"{value:g}"
+    """Plain numbers below a thousand, SI prefixes above: ``1e4`` → ``'10k'``."""
+    return _si_tick(value)
+
+
+def _si_tick(value: float, _position: Any = None, unit: str = "") -> str:
+    return si_label(value, unit=unit)
+
+
+def _log_ticks(axis: Any, formatter: Callable[..., str] = _si_tick, **kwargs: Any) -> None:
+    plain_log_ticks(axis, formatter, **kwargs)
 
 
 def _number(value: float) -> str:
@@ -134,15 +215,12 @@ def _number(value: float) -> str:
 
 
 def _log_axes(ax: Any, intensity_range: tuple[float, float], flops_range: tuple[float, float]):
-    from matplotlib.ticker import FuncFormatter, LogLocator
-
     ax.set_xscale("log")
     ax.set_yscale("log")
     ax.set_xlim(*intensity_range)
     ax.set_ylim(*flops_range)
-    ax.xaxis.set_major_locator(LogLocator(base=10))
-    ax.xaxis.set_major_formatter(FuncFormatter(_intensity_tick))
-    ax.yaxis.set_major_formatter(FuncFormatter(_flops_tick))
+    _log_ticks(ax.xaxis, _intensity_tick)
+    _log_ticks(ax.yaxis, _flops_tick)
     ax.set_xlabel("arithmetic intensity (FLOP / byte)")
     ax.set_ylabel("attainable FLOP/s")
     ax.grid(True, which="major", alpha=0.3)
@@ -411,107 +489,111 @@ _DIE_LAYOUT = {
 SM_PARTITIONS = 4
 
 
-def gpu_anatomy(chip_name: str | Chip = "A100-80GB", *, figsize=(6.4, 8.6)) -> Any:
-    """The chip (GPCs → TPCs → SMs, L2, memory, links) above one SM's inside.
+@_book_figure
+def chip_diagram(chip_name: str | Chip = "A100-80GB", *, figsize=(WIDTH_IN, 4.6)) -> Any:
+    """The chip from the outside in: GPCs → TPCs → SMs around the L2, memory, host and links.
 
     Works for the A100 (GA100) and H100 (GH100) rows of the table. SMs that the product fuses
     off (the full die has more than the SKU enables) are drawn hatched; which ones are disabled
-    differs from die to die, so their positions here are illustrative only. The two panels are
-    stacked and the SM shows one of its four identical partitions, so the figure fits a phone's
-    width with every label at 8–9 pt.
+    differs from die to die, so their positions here are illustrative only. The inside of one
+    SM is :func:`sm_diagram`: one picture each keeps every label legible on a phone.
     """
-    from matplotlib.patches import Rectangle
-
-    the_chip = chip(chip_name)
-    if the_chip.architecture not in _DIE_LAYOUT:
-        known = ", ".join(c.name for c in _chips_with_layout())
-        raise ValueError(f"no die layout for {the_chip.name}; drawable chips: {known}")
-    die, n_gpc, tpc_per_gpc, sm_per_tpc, units = _DIE_LAYOUT[the_chip.architecture]
+    the_chip, die, n_gpc, tpc_per_gpc, sm_per_tpc, _ = _layout(chip_name)
     full = n_gpc * tpc_per_gpc * sm_per_tpc
     enabled = the_chip.sm_count
-    plt = _pyplot()
-    fig, (ax_chip, ax_sm) = plt.subplots(
-        2, 1, figsize=figsize, layout="constrained", gridspec_kw={"height_ratios": [1.1, 1]}
-    )
-
-    def box(ax, x, y, w, h, text="", color="white", size=9, **kw):
-        ax.add_patch(Rectangle((x, y), w, h, facecolor=color, edgecolor="black", lw=0.6, **kw))
-        if text:
-            ax.text(x + w / 2, y + h / 2, text, ha="center", va="center", fontsize=size)
-
-    # ---- the chip: two rows of GPCs around the L2 cache -------------------------------------
-    ax = ax_chip
-    ax.set_xlim(0, 100)
-    ax.set_ylim(-5, 76)
+    fig, ax = _pyplot().subplots(figsize=figsize, layout="constrained")
+    box = functools.partial(_box, ax)
     ax.set_xlim(-0.5, 100.5)
+    ax.set_ylim(-9, 80)
     ax.axis("off")
-    ax.set_title(
-        f"{the_chip.name}: {die} die, {full} SMs on the full die, {enabled} enabled", fontsize=10
-    )
-    box(ax, 8, 66, 84, 7, "host interface (PCIe) · GigaThread\nengine (blocks → SMs; MIG)",
-        "lightyellow", size=8)  # fmt: skip
-    box(ax, 8, 0, 84, 6.5, f"{the_chip.interconnect or 'links'} · high-speed hub", "lavender")
+    ax.set_title(_wrap(f"{the_chip.name} ({die} die): {enabled} of {full} SMs", 3.4, TITLE_PT))
+    box(8, 67, 84, 12, "PCIe host interface\nGigaThread engine (blocks → SMs)", "lightyellow")
+    box(8, 0, 84, 6.5, f"{the_chip.interconnect or 'links'} · high-speed hub", "lavender")
     for side in (0, 94):
-        box(ax, side, 8, 6, 56, "", "white")
-        ax.text(side + 3, 36, f"{the_chip.memory_type} memory controllers", rotation=90,
-                ha="center", va="center", fontsize=8)  # fmt: skip
-    box(ax, 8, 33, 84, 5, f"L2 cache ({_binary_bytes(the_chip.l2_bytes)}), shared by all SMs",
-        "#cfe8cf")  # fmt: skip
+        box(side, 8, 6, 57, "", "white")
+        ax.text(side + 3, 36.5, f"{the_chip.memory_type} controllers", rotation=90,
+                ha="center", va="center")  # fmt: skip
+    box(8, 33.5, 84, 6, f"L2 cache, {_binary_bytes(the_chip.l2_bytes)}", "#cfe8cf")
     gpc_w = 84 / (n_gpc // 2)
     disabled = _spread(full - enabled, full)
     sm_index = 0
     for g in range(n_gpc):
         row, col = divmod(g, n_gpc // 2)
         x0 = 8 + col * gpc_w
-        y0 = 39.5 if row == 0 else 7.5
-        box(ax, x0 + 0.4, y0, gpc_w - 0.8, 25, "", "#f4f4f4")
-        ax.text(x0 + gpc_w / 2, y0 + 22.8, f"GPC {g}", ha="center", fontsize=8)
+        y0 = 41 if row == 0 else 8
+        box(x0 + 0.4, y0, gpc_w - 0.8, 24, "", "#f4f4f4")
+        ax.text(x0 + gpc_w / 2, y0 + 20.6, f"GPC {g}", ha="center")
         cols = 2
         rows = -(-tpc_per_gpc // cols)
-        tw, th = (gpc_w - 2) / cols, 20.5 / rows
+        tw, th = (gpc_w - 2) / cols, 19 / rows
         for t in range(tpc_per_gpc):
             tr, tc = divmod(t, cols)
             tx, ty = x0 + 1 + tc * tw, y0 + 0.6 + (rows - 1 - tr) * th
-            box(ax, tx + 0.1, ty + 0.1, tw - 0.2, th - 0.2, "", "#d5d8dc")  # one TPC
+            box(tx + 0.1, ty + 0.1, tw - 0.2, th - 0.2, "", "#d5d8dc")  # one TPC
             for s in range(sm_per_tpc):
                 off = sm_index in disabled
-                box(ax, tx + 0.3 + s * (tw - 0.6) / sm_per_tpc, ty + 0.3,
+                box(tx + 0.3 + s * (tw - 0.6) / sm_per_tpc, ty + 0.3,
                     (tw - 0.6) / sm_per_tpc - 0.3, th - 0.6, "", "white" if off else "#7fb3d5",
                     hatch="////" if off else None)  # fmt: skip
                 sm_index += 1
-    ax.text(50, -4.5, "blue: enabled SM · hatched: fused off · two SMs make a TPC",
-            ha="center", fontsize=8)  # fmt: skip
+    ax.text(50, -2, "blue: an enabled SM · hatched: fused off\ngrey pairs: two SMs make a TPC",
+            ha="center", va="top")  # fmt: skip
+    return fig
 
-    # ---- one SM: one of its four partitions, over the shared L1 / shared memory ---------------
-    ax = ax_sm
-    ax.set_xlim(0, 100)
+
+@_book_figure
+def sm_diagram(chip_name: str | Chip = "A100-80GB", *, figsize=(WIDTH_IN, 4.4)) -> Any:
+    """Inside one SM: one of its four identical partitions (warp scheduler, register file,
+    CUDA cores, Tensor Core, load/store units) between the instruction cache and the L1 data
+    cache / shared memory. Unit counts per partition from the whitepapers; registers and shared
+    memory from the chip table."""
+    the_chip, _, _, _, _, units = _layout(chip_name)
+    fig, ax = _pyplot().subplots(figsize=figsize, layout="constrained")
+    box = functools.partial(_box, ax)
+    ax.set_xlim(-0.5, 100.5)
     ax.set_ylim(0, 100)
     ax.axis("off")
-    ax.set_title("inside one SM (streaming multiprocessor)", fontsize=10)
-    box(ax, 2, 91, 96, 7, "L1 instruction cache", "lightyellow")
+    ax.set_title(f"inside one {the_chip.name} SM", fontsize=TITLE_PT)
+    box(0, 92, 100, 7, "L1 instruction cache", "lightyellow")
     regs = the_chip.registers_per_sm // SM_PARTITIONS
-    x0, y0, pw, ph = 2, 21, 96, 68
-    box(ax, x0, y0, pw, ph, "", "#f4f4f4")
+    x0, y0, pw, ph = 0, 23, 100, 67
+    box(x0, y0, pw, ph, "", "#f4f4f4")
     ax.text(x0 + 2, y0 + ph - 1.5, f"one of {SM_PARTITIONS} identical partitions", va="top",
-            fontsize=9, fontstyle="italic")  # fmt: skip
-    box(ax, x0 + 2, y0 + 50, pw - 4, 8,
-        "L0 i-cache · warp scheduler · dispatch (32 threads/clock)", "lightyellow",
-        size=8.5)  # fmt: skip
-    box(ax, x0 + 2, y0 + 40.5, pw - 4, 8, f"register file: {regs:,} × 32-bit", "#f9e79f")
-    ux = x0 + 2
+            fontstyle="italic")  # fmt: skip
+    box(x0 + 2, y0 + 45, pw - 4, 13, "L0 i-cache · warp scheduler\ndispatch: 32 threads a clock",
+        "lightyellow")  # fmt: skip
+    box(x0 + 2, y0 + 36, pw - 4, 7.5, f"register file: {regs:,} × 32 bit", "#f9e79f")
+    ux, uw = x0 + 2, (pw - 4 - 3 * 1.5) / 4
     for name, count in units.items():
         if name == "LD/ST":
             continue
-        box(ax, ux, y0 + 12, 17.5, 27, f"{name}\n×{count}", "#aed6f1")
-        ux += 18.5
-    box(ax, ux, y0 + 12, pw - 4 - (ux - x0 - 2), 27, "Tensor\nCore", "#82e0aa")
-    box(ax, x0 + 2, y0 + 2, (pw - 4) * 0.62, 8.5, f"LD/ST ×{units['LD/ST']}", "#d7bde2")
-    box(ax, x0 + 2 + (pw - 4) * 0.64, y0 + 2, (pw - 4) * 0.36, 8.5, "SFU", "#f5b7b1")
+        box(ux, y0 + 12, uw, 22, f"{name}\n×{count}", "#aed6f1")
+        ux += uw + 1.5
+    box(ux, y0 + 12, uw, 22, "Tensor\nCore", "#82e0aa")
+    box(x0 + 2, y0 + 2, (pw - 4) * 0.62, 8, f"LD/ST ×{units['LD/ST']}", "#d7bde2")
+    box(x0 + 2 + (pw - 4) * 0.64, y0 + 2, (pw - 4) * 0.36, 8, "SFU", "#f5b7b1")
     smem = _binary_bytes(the_chip.shared_memory_per_sm_bytes)
-    box(ax, 2, 10, 96, 9, f"L1 data cache / shared memory\n(up to {smem} as shared memory)",
-        "#cfe8cf", size=8.5)  # fmt: skip
-    box(ax, 2, 1, 96, 7, "texture units", "white")
+    box(0, 9, 100, 12, f"L1 data cache / shared memory\n(up to {smem} as shared memory)",
+        "#cfe8cf")  # fmt: skip
+    box(0, 0.5, 100, 7, "texture units", "white")
     return fig
+
+
+def _layout(chip_name: str | Chip) -> tuple[Chip, str, int, int, int, dict[str, int]]:
+    the_chip = chip(chip_name)
+    if the_chip.architecture not in _DIE_LAYOUT:
+        known = ", ".join(c.name for c in _chips_with_layout())
+        raise ValueError(f"no die layout for {the_chip.name}; drawable chips: {known}")
+    return (the_chip, *_DIE_LAYOUT[the_chip.architecture])
+
+
+def _box(ax: Any, x: float, y: float, w: float, h: float, text: str = "", color: str = "white",
+         **kw: Any) -> None:  # fmt: skip
+    from matplotlib.patches import Rectangle
+
+    ax.add_patch(Rectangle((x, y), w, h, facecolor=color, edgecolor="black", lw=0.6, **kw))
+    if text:
+        ax.text(x + w / 2, y + h / 2, text, ha="center", va="center", linespacing=1.3)
 
 
 def _binary_bytes(n_bytes: float | None) -> str:
@@ -536,13 +618,17 @@ def _chips_with_layout() -> list[Chip]:
 # --- static roofline figures ----------------------------------------------------------------
 
 
+@_book_figure
 def compute_vs_bandwidth(
-    names: Sequence[str] = ("V100", "A100-80GB", "H100-SXM", "B200"), *, figsize=(9.5, 3.6)
+    names: Sequence[str] = ("V100", "A100-80GB", "H100-SXM", "B200"),
+    *,
+    figsize=(WIDTH_IN, 5.6),
 ) -> Any:
     """Growth of 16-bit peak and HBM bandwidth across generations, and the ridge point it implies.
 
-    16-bit is BF16 where the chip has it, else FP16 (V100, T4). Left: both quantities relative to
-    the first chip (log scale). Right: the ridge point, peak / bandwidth, in FLOP per byte.
+    16-bit is BF16 where the chip has it, else FP16 (V100, T4). Top: both quantities relative to
+    the first chip (log scale). Bottom: the ridge point, peak / bandwidth, in FLOP per byte. The
+    panels are stacked, so each keeps the figure's full width on a phone.
     """
     plt = _pyplot()
     resolved = [chip(n) for n in names]
@@ -550,25 +636,28 @@ def compute_vs_bandwidth(
     peaks = np.array([c.peak_flops(p) for c, p in zip(resolved, precisions, strict=True)])
     bandwidths = np.array([c.hbm_bandwidth for c in resolved])
     ridges = [c.ridge_point(p) for c, p in zip(resolved, precisions, strict=True)]
-    fig, (left, right) = plt.subplots(1, 2, figsize=figsize, layout="constrained")
+    fig, (top, bottom) = plt.subplots(2, 1, figsize=figsize, layout="constrained", sharex=True)
     x = np.arange(len(resolved))
-    labels = [c.name for c in resolved]
-    left.semilogy(x, peaks / peaks[0], "o-", lw=2, label="16-bit tensor peak (FLOP/s)")
-    left.semilogy(x, bandwidths / bandwidths[0], "s-", lw=2, label="HBM bandwidth (bytes/s)")
-    left.set_xticks(x, labels, fontsize=8)
-    left.set_ylabel(f"relative to {resolved[0].name}")
-    left.grid(True, which="both", alpha=0.3)
-    left.legend(fontsize=8)
-    left.set_title("compute grew faster than bandwidth", fontsize=10)
-    bars = right.bar(x, ridges, color="tab:purple")
-    right.bar_label(bars, [f"{r:.0f}" for r in ridges], fontsize=8)
-    right.set_xticks(x, labels, fontsize=8)
-    right.set_ylabel("ridge point (FLOP / byte)")
-    right.set_title("so each byte must feed more FLOPs", fontsize=10)
-    right.grid(True, axis="y", alpha=0.3)
+    labels = [c.name.replace("-", "\n", 1) for c in resolved]  # "H100\nSXM": no labels touch
+    top.semilogy(x, peaks / peaks[0], "o-", lw=2, label="16-bit tensor peak")
+    top.semilogy(x, bandwidths / bandwidths[0], "s-", lw=2, label="HBM bandwidth")
+    _log_ticks(top.yaxis, lambda v, _=None: f"×{v:g}", subs=(1.0, 2.0, 5.0))
+    top.set_ylabel(f"relative to {resolved[0].name}")
+    top.grid(True, which="major", alpha=0.3)
+    top.legend(loc="upper left")
+    top.set_title("compute grew faster than bandwidth")
+    top.set_xlim(-0.4, len(resolved) - 0.6)
+    bars = bottom.bar(x, ridges, color="tab:purple", width=0.6)
+    bottom.bar_label(bars, [f"{r:.0f}" for r in ridges], padding=2)
+    bottom.set_ylim(0, max(ridges) * 1.25)
+    bottom.set_xticks(x, labels)
+    bottom.set_ylabel("FLOP per byte")
+    bottom.set_title("so each byte must feed more FLOPs:\nthe ridge point, peak ÷ bandwidth")
+    bottom.grid(True, axis="y", alpha=0.3)
     return fig
 
 
+@_book_figure
 def roofline_bandwidths(
     the_chip: str | Chip,
     precision: str,
@@ -576,13 +665,13 @@ def roofline_bandwidths(
     *,
     ops: Mapping[str, float] | None = None,
     intensity_range: tuple[float, float] = (0.1, 1e5),
-    figsize=(7.5, 4.2),
+    figsize=(WIDTH_IN, 3.0),
 ) -> Any:
     """One chip's roof under two bandwidths (e.g. HBM and a slower link), with coloured regions.
 
     ``bandwidths`` maps a label to bytes/s (two entries). Red: memory-bound under both; yellow:
     memory-bound only under the lower bandwidth; green: compute-bound under both. ``ops`` maps
-    a label to an arithmetic intensity, drawn on the lower roof.
+    a label to an arithmetic intensity, drawn as a numbered point on the lower roof.
     """
     plt = _pyplot()
     the_chip = chip(the_chip)
@@ -601,16 +690,18 @@ def roofline_bandwidths(
     for label, bw, style in ((high_label, high_bw, "-"), (low_label, low_bw, "--")):
         roof = attainable_flops(intensity, the_chip, precision, bw)
         ridge = the_chip.ridge_point(precision, bw)
-        ax.plot(intensity, roof, style, lw=2, label=f"{label}: ridge {_number(ridge)} FLOP/B")
-    for label, value in (ops or {}).items():
+        ax.plot(intensity, roof, style, lw=2,
+                label=_wrap(f"{label}: ridge {_number(ridge)} FLOP/B", 3.8))  # fmt: skip
+    for k, (label, value) in enumerate((ops or {}).items(), start=1):
         y = attainable_flops(value, the_chip, precision, low_bw)
-        ax.plot(value, y, "o", ms=8, mec="black", zorder=4)
-        ax.annotate(label, (value, y), xytext=(6, -14), textcoords="offset points", fontsize=8)
-    ax.set_title(f"{the_chip.name} {precision}: two bandwidths, three regions", fontsize=10)
-    ax.legend(fontsize=8, loc="lower right")
+        _numbered_point(ax, k, value, y, label, color="tab:blue")
+    ax.set_title(_wrap(f"{the_chip.name} {precision}: two bandwidths, three regions",
+                       3.4, TITLE_PT))  # fmt: skip
+    _key_below(ax)
     return fig
 
 
+@_book_figure
 def batch_roofline(
     the_chip: str | Chip,
     widths: Sequence[int],
@@ -618,7 +709,7 @@ def batch_roofline(
     *,
     weight_precision: str | None = None,
     max_batch: int = 512,
-    figsize=(7.5, 3.8),
+    figsize=(WIDTH_IN, 3.0),
 ) -> Any:
     """Roofline FLOP/s of X[B, D] · W[D, F] (D = F = width) against the token batch B.
 
@@ -635,25 +726,28 @@ def batch_roofline(
         flops = matmul_flops_vs_batch(
             batch, width, width, the_chip, precision, weight_precision=weight_precision
         )
-        (line,) = ax.plot(batch, flops / _TFLOPS, lw=2, label=f"D = F = {width}")
         crit = critical_batch_size(
             the_chip, precision, weight_precision=weight_precision, d=width, f=width
         )
+        label = f"D = F = {width}"
         if np.isfinite(crit) and crit <= max_batch:
-            ax.axvline(crit, color=line.get_color(), ls=":", lw=1)
-            ax.annotate(f"B* ≈ {crit:.0f}", (crit, 0), xytext=(4, 8), textcoords="offset points",
-                        fontsize=8, color=line.get_color())  # fmt: skip
+            label += f": B* ≈ {crit:.0f} (dotted)"
+        (line,) = ax.plot(batch, flops / _TFLOPS, lw=2, label=label)
+        if np.isfinite(crit) and crit <= max_batch:
+            ax.axvline(crit, color=line.get_color(), ls=":", lw=1.2)
     weights = weight_precision or precision
     ax.set_xlabel("token batch B")
-    ax.set_ylabel(f"roofline TFLOP/s ({precision} math)")
-    ax.set_title(f"{the_chip.name}: {weights} weights, {precision} activations", fontsize=10)
+    ax.set_ylabel(f"TFLOP/s ({precision} math)")
+    ax.set_title(_wrap(f"{the_chip.name}: {weights} weights, {precision} activations",
+                       3.4, TITLE_PT))  # fmt: skip
     ax.set_xlim(0, max_batch)
     ax.set_ylim(0, the_chip.peak_flops(precision) / _TFLOPS * 1.1)
     ax.grid(True, alpha=0.3)
-    ax.legend(fontsize=8, loc="lower right")
+    _key_below(ax)
     return fig
 
 
+@_book_figure
 def achieved_roofline(
     the_chip: str | Chip,
     precision: str,
@@ -664,15 +758,15 @@ def achieved_roofline(
     intensity_range: tuple[float, float] = (0.01, 1e5),
     title: str | None = None,
     labels: bool = True,
-    figsize=(7.5, 4.4),
+    figsize=(WIDTH_IN, 3.0),
 ) -> Any:
     """A Nsight-Compute-style chart: measured points under the datasheet roof.
 
     ``points`` maps a label to ``(intensity, achieved FLOP/s)``; each is drawn with a dashed
-    drop line up to the roof and labelled with its percentage of the roof at that intensity
-    (the distance left to gain). ``measured_bandwidth`` and ``measured_peak`` add the measured
-    roof (dashed) under the datasheet one. ``labels=False`` leaves the points unlabelled (for
-    clusters of points whose labels would overlap).
+    drop line up to the roof, numbered, and named in the key under the axes with its percentage
+    of the roof at that intensity (the distance left to gain). ``measured_bandwidth`` and
+    ``measured_peak`` add the measured roof (dashed) under the datasheet one. ``labels=False``
+    leaves the points unnumbered and out of the key (for clusters of points).
     """
     plt = _pyplot()
     the_chip = chip(the_chip)
@@ -688,22 +782,17 @@ def achieved_roofline(
         measured = the_chip.replace(peak_flops_per_s={precision: top}, hbm_bandwidth=bw)
         ax.plot(intensity, attainable_flops(intensity, measured, precision), "--", lw=1.6,
                 color="tab:green", label="measured roof")  # fmt: skip
-    for k, (label, (x, y)) in enumerate(points.items()):
+    for k, (label, (x, y)) in enumerate(points.items(), start=1):
         roof = attainable_flops(x, the_chip, precision)
         ax.plot([x, x], [y, roof], ":", color="tab:red", lw=1.2)
-        ax.plot(x, y, "o", ms=8, color="tab:red", mec="black", zorder=5)
         if labels:
-            # a number beside the point and the words in the key: neighbouring points' labels
-            # cannot run into each other or into the markers; numbers alternate sides, so two
-            # points at one intensity keep theirs apart
-            side = -1 if k % 2 == 0 else 1
-            ax.annotate(str(k + 1), (x, y), xytext=(9 * side, 0), textcoords="offset points",
-                        ha="right" if side < 0 else "left", va="center", fontsize=9,
-                        fontweight="bold", color="tab:red")  # fmt: skip
-            ax.plot([], [], ls="none", marker=f"${k + 1}$", ms=7, color="tab:red",
-                    label=f"{label}, {y / roof:.0%} of roof")  # fmt: skip
-    ax.set_title(title or f"{the_chip.name}: achieved vs attainable", fontsize=10)
-    ax.legend(fontsize=8, loc="lower right")
+            # numbers alternate sides, so two points at one intensity keep theirs apart
+            _numbered_point(ax, k, x, y, f"{label}, {y / roof:.0%} of roof",
+                            side=-1 if k % 2 else 1)  # fmt: skip
+        else:
+            ax.plot(x, y, "o", ms=8, color="tab:red", mec="black", zorder=5)
+    ax.set_title(_wrap(title or f"{the_chip.name}: achieved vs attainable", 3.4, TITLE_PT))
+    _key_below(ax)
     return fig
 
 
@@ -764,20 +853,30 @@ def draw_coalescing(ax: Any, result: Any, n_lines: int = 32) -> Any:
     return image
 
 
+@_book_figure
 def coalescing_picture(results: Sequence[Any], n_lines: int = 16) -> Any:
-    """Side-by-side byte maps of several warp loads (e.g. stride 1, offset 1, stride 2, 8)."""
+    """Byte maps of several warp loads (e.g. stride 1, offset 1, stride 2, 8), one under the
+    other, each the figure's full width: side by side, a phone would shrink them to stamps."""
     plt = _pyplot()
     fig, axes = plt.subplots(
-        1, len(results), figsize=(2.6 * len(results), 3.2), layout="constrained", squeeze=False
-    )
-    for ax, result in zip(axes[0], results, strict=True):
+        len(results), 1, figsize=(WIDTH_IN, 0.8 + 1.4 * len(results)), layout="constrained",
+        squeeze=False, sharex=True,
+    )  # fmt: skip
+    for ax, result in zip(axes[:, 0], results, strict=True):
         draw_coalescing(ax, result, n_lines)
         ax.set_title(
-            f"stride {result.stride}, offset {result.offset}\n{result.transactions} sectors, "
+            f"stride {result.stride}, offset {result.offset}: {result.transactions} sectors, "
             f"{result.efficiency:.0%} useful",
-            fontsize=9,
+            fontsize=FONT_PT,
         )
-        ax.set_xlabel("byte in line")
+        ax.set_xlabel("")
+        ax.set_ylabel("")
+        ax.set_yticks([0, n_lines // 2, n_lines])
+    first = results[0]
+    axes[-1, 0].set_xticks(range(0, first.line_bytes + 1, first.sector_bytes))
+    axes[-1, 0].set_xlabel(_wrap(f"byte in a {first.line_bytes}-byte line (dotted: "
+                                 f"{first.sector_bytes}-byte sectors)"))  # fmt: skip
+    fig.supylabel("cache line", fontsize=FONT_PT)
     return fig
 
 
@@ -793,6 +892,7 @@ def draw_sawtooth(ax: Any, sizes: np.ndarray, efficiency: np.ndarray, **style: A
     return line
 
 
+@_book_figure
 def sawtooth(
     chips: Sequence[str | Chip],
     block_m: int,
@@ -800,7 +900,7 @@ def sawtooth(
     sizes: np.ndarray,
     *,
     highlight: Sequence[int] = (),
-    figsize: tuple[float, float] = (8.0, 3.6),
+    figsize: tuple[float, float] = (WIDTH_IN, 2.8),
 ) -> Any:
     """Wave efficiency of an N × N matmul against N for each chip (the sawtooth)."""
     from .tiling import wave_efficiency, wave_efficiency_curve
@@ -816,16 +916,19 @@ def sawtooth(
             ax.plot(n, value, "o", color=line.get_color(), mec="black", ms=6, zorder=3)
     for n in highlight:
         ax.axvline(n, color="0.4", lw=0.8, ls=":")
-    ax.set_xlabel(f"matrix size N (N × N output, {block_m} × {block_n} tiles)")
+    ax.set_xlabel(_wrap(f"matrix size N (N × N output, {block_m} × {block_n} tiles)"))
     ax.set_ylabel("wave efficiency")
-    ax.set_ylim(0, 1.05)
+    ax.set_ylim(0, 1.08)
     ax.set_xlim(sizes[0], sizes[-1])
     ax.grid(True, alpha=0.3)
-    ax.legend(loc="lower right", fontsize=8)
+    _key_below(ax)
     return fig
 
 
-def tile_picture(m: int, n: int, block_m: int, block_n: int, *, figsize=(4.2, 4.2)) -> Any:
+@_book_figure
+def tile_picture(
+    m: int, n: int, block_m: int, block_n: int, *, figsize=(WIDTH_IN * 0.8, 4.0)
+) -> Any:
     """The output C[m, n] cut into BM × BN tiles; the masked part of the edge tiles is hatched."""
     from .tiling import tile_count, tile_efficiency
 
@@ -858,17 +961,20 @@ def tile_picture(m: int, n: int, block_m: int, block_n: int, *, figsize=(4.2, 4.
     ax.set_xlim(0, tiles_n * block_n)
     ax.set_ylim(tiles_m * block_m, 0)
     ax.set_aspect("equal")
+    # ticks on the tile edges, at most six to an axis
+    ax.set_xticks(range(0, padded_n + 1, block_n * -(-(tiles_n + 1) // 6)))
+    ax.set_yticks(range(0, padded_m + 1, block_m * -(-(tiles_m + 1) // 6)))
     ax.set_xlabel("column of C")
     ax.set_ylabel("row of C")
     ax.set_title(
-        f"{m} × {n} with {block_m} × {block_n} tiles: {tile_count(m, n, block_m, block_n)} "
-        f"tiles,\n{tile_efficiency(m, n, block_m, block_n):.0%} of computed outputs are useful",
-        fontsize=9,
+        f"{m} × {n}, {block_m} × {block_n} tiles:\n{tile_count(m, n, block_m, block_n)} tiles, "
+        f"{tile_efficiency(m, n, block_m, block_n):.0%} of outputs useful",
+        fontsize=FONT_PT,
     )
     return fig
 
 
-def draw_smem_gauge(ax: Any, budget: Any | None = None) -> tuple[Any, Any]:
+def draw_smem_gauge(ax: Any, budget: Any | None = None, *, fontsize: float = 8) -> tuple[Any, Any]:
     """A horizontal gauge: shared memory needed over the per-block limit (1.0 = full).
 
     Returns (bar, text) to move with :func:`set_smem_gauge`. The axis runs to 1.5 so an
@@ -876,12 +982,12 @@ def draw_smem_gauge(ax: Any, budget: Any | None = None) -> tuple[Any, Any]:
     """
     (bar,) = ax.barh([0], [0.0], height=0.5, color="tab:green")
     ax.axvline(1.0, color="tab:red", lw=2)
-    ax.text(1.0, 0.35, " limit", color="tab:red", fontsize=8, va="bottom")
+    ax.text(1.0, 0.35, " limit", color="tab:red", fontsize=fontsize, va="bottom")
     ax.set_xlim(0, 1.5)
     ax.set_ylim(-0.4, 1.0)
     ax.set_yticks([])
     ax.set_xlabel("shared memory needed / available per block")
-    text = ax.text(0.02, 0.35, "", fontsize=8, va="bottom")
+    text = ax.text(0.02, 0.35, "", fontsize=fontsize, va="bottom")
     if budget is not None:
         set_smem_gauge(bar, text, budget)
     return bar, text
@@ -898,49 +1004,77 @@ def set_smem_gauge(bar: Any, text: Any, budget: Any) -> None:
     )
 
 
-def smem_gauges(budgets: Sequence[Any], *, figsize: tuple[float, float] = (6.4, 0.9)) -> Any:
-    """One shared-memory gauge per budget (e.g. one tile on T4, A100, H100), stacked."""
+@_book_figure
+def smem_gauges(budgets: Sequence[Any], *, figsize: tuple[float, float] = (WIDTH_IN, 1.0)) -> Any:
+    """One shared-memory gauge per budget (e.g. one tile on T4, A100, H100), stacked; each names
+    its chip and states its bytes above its bar."""
     plt = _pyplot()
     fig, axes = plt.subplots(
         len(budgets), 1, figsize=(figsize[0], figsize[1] * len(budgets) + 0.6),
-        layout="constrained", squeeze=False,
+        layout="constrained", squeeze=False, sharex=True,
     )  # fmt: skip
     for ax, budget in zip(axes[:, 0], budgets, strict=True):
-        draw_smem_gauge(ax, budget)
-        ax.set_ylabel(budget.chip_name, rotation=0, ha="right", va="center", fontsize=9)
+        _, text = draw_smem_gauge(ax, budget, fontsize=FONT_PT)
+        text.set_text(
+            f"{budget.chip_name}: {budget.shared_memory_bytes / 1024:g} of "
+            f"{budget.limit_bytes / 1024:g} KiB"
+        )
+        ax.set_xticks([0, 0.5, 1.0, 1.5], ["0", "½", "1", "1½"])
         if ax is not axes[-1, 0]:
             ax.set_xlabel("")
+    axes[-1, 0].set_xlabel(_wrap("shared memory needed ÷ available per block"))
     return fig
 
 
-def traffic_bars(costs: Mapping[str, OpCost], *, figsize: tuple[float, float] = (6.0, 2.6)) -> Any:
-    """HBM bytes read and written per operation (or variant), as stacked horizontal bars."""
+@_book_figure
+def traffic_bars(
+    costs: Mapping[str, OpCost], *, figsize: tuple[float, float] = (WIDTH_IN, 1.0)
+) -> Any:
+    """HBM bytes read and written per operation (or variant), as stacked horizontal bars, each
+    named above its bar (names beside the bars would take half a phone's width)."""
     from .units import format_bytes
 
     plt = _pyplot()
-    fig, ax = plt.subplots(figsize=figsize, layout="constrained")
     labels = list(costs)
+    fig, ax = plt.subplots(
+        figsize=(figsize[0], figsize[1] + 0.75 * len(labels)), layout="constrained"
+    )
     reads = np.array([costs[k].bytes_read for k in labels])
     writes = np.array([costs[k].bytes_written for k in labels])
     y = np.arange(len(labels))
-    ax.barh(y, reads, color="tab:blue", label="read from HBM")
-    ax.barh(y, writes, left=reads, color="tab:orange", label="written to HBM")
-    for i, total in enumerate(reads + writes):
-        ax.text(total, i, " " + format_bytes(total), va="center", fontsize=8)
-    ax.set_yticks(y, labels)
-    ax.invert_yaxis()
-    ax.set_xlim(0, float((reads + writes).max()) * 1.25)
+    ax.barh(y, reads, height=0.45, color="tab:blue", label="read from HBM")
+    ax.barh(y, writes, left=reads, height=0.45, color="tab:orange", label="written to HBM")
+    for i, (label, total) in enumerate(zip(labels, reads + writes, strict=True)):
+        ax.text(0, i - 0.3, f"{label}: {format_bytes(total)}", va="bottom")
+    ax.set_yticks([])
+    ax.set_ylim(len(labels) - 0.5, -0.9)
+    ax.set_xlim(0, float((reads + writes).max()) * 1.05)
+    ax.xaxis.set_major_formatter(_formatter(lambda v, _=None: format_bytes(v) if v else "0"))
+    ax.xaxis.set_major_locator(_max_ticks(4))
     ax.set_xlabel("bytes moved")
-    ax.legend(loc="lower right", fontsize=8)
+    _key_below(ax)
     return fig
 
 
+def _formatter(function: Callable[..., str]) -> Any:
+    from matplotlib.ticker import FuncFormatter
+
+    return FuncFormatter(function)
+
+
+def _max_ticks(count: int) -> Any:
+    from matplotlib.ticker import MaxNLocator
+
+    return MaxNLocator(count)
+
+
+@_book_figure
 def checkpoint_tradeoff(
     n_layers: int,
     activation_bytes_per_layer: float,
     input_bytes_per_layer: float,
     *,
-    figsize: tuple[float, float] = (6.4, 3.4),
+    figsize: tuple[float, float] = (WIDTH_IN, 3.0),
 ) -> Any:
     """Peak activation memory against how often one checkpoints (every k layers), plus k = none."""
     from .recompute import best_checkpoint_every, checkpointing
@@ -953,19 +1087,20 @@ def checkpoint_tradeoff(
     ]
     baseline = plans[0].baseline_bytes
     fig, ax = plt.subplots(figsize=figsize, layout="constrained")
-    ax.plot(ks, [p.peak_bytes / baseline for p in plans], "o-", ms=3, label="peak (backward)")
+    ax.plot(ks, [p.peak_bytes / baseline for p in plans], "o-", ms=4, label="peak (backward)")
     stored = [p.stored_bytes / baseline for p in plans]
-    ax.plot(ks, stored, "s--", ms=3, label="kept after forward")
+    ax.plot(ks, stored, "s--", ms=4, label="kept after the forward")
     ax.axhline(1.0, color="black", lw=1, ls=":", label="no checkpointing")
     best = best_checkpoint_every(n_layers, activation_bytes_per_layer, input_bytes_per_layer)
     ax.axvline(best, color="tab:red", lw=1, ls=":")
     ax.annotate(f"best k = {best}", (best, 0.9), xytext=(4, 0), textcoords="offset points",
-                color="tab:red", fontsize=8)  # fmt: skip
+                color="tab:red")  # fmt: skip
     ax.set_xlabel(f"checkpoint every k layers (L = {n_layers})")
-    ax.set_ylabel("activation memory / no checkpointing")
-    ax.set_ylim(0, 1.1)
+    ax.set_ylabel(_wrap("activation memory ÷ none", 2.6))
+    ax.set_xlim(0, n_layers + 1)
+    ax.set_ylim(-0.05, 1.1)  # markers at 0 stay whole
     ax.grid(True, alpha=0.3)
-    ax.legend(fontsize=8, loc="center right")
+    _key_below(ax)
     return fig
 
 
@@ -973,6 +1108,7 @@ def checkpoint_tradeoff(
 # Chapters 4 and 5: attention traffic vs N, the memory ladder, effective bandwidth vs size.
 
 
+@_book_figure
 def attention_traffic(
     head_dim: int = 128,
     sram_bytes: int | None = None,
@@ -980,7 +1116,7 @@ def attention_traffic(
     *,
     chip_name: str | Chip = "A100-80GB",
     seq_lens: Sequence[int] = tuple(2**k for k in range(8, 18)),
-    figsize: tuple[float, float] = (7.0, 4.2),
+    figsize: tuple[float, float] = (WIDTH_IN, 3.2),
 ) -> Any:
     """HBM bytes per head of one attention forward vs N: standard, FlashAttention-1 and -2.
 
@@ -1016,36 +1152,57 @@ def attention_traffic(
     }
     fig, ax = plt.subplots(figsize=figsize, layout="constrained")
     for label, values in series.items():
-        ax.loglog(n, values, ms=4, label=label, **styles[label])
+        ax.loglog(n, values, ms=5, label=label, **styles[label])
     theorem = [attn.io_complexity_flash(x, head_dim, blocks.sram_elements) * size for x in n]
     ax.loglog(n, theorem, color="0.5", lw=1, ls="-.", label="Theorem 2: N²d²/M (no constant)")
     ax.set_xscale("log", base=2)
+    _log_ticks(ax.xaxis, _count_tick, base=4)
+    _log_ticks(ax.yaxis, _bytes_tick, numticks=6)
+    ax.set_xlim(n[0] / 1.3, n[-1] * 1.3)  # markers at the ends stay whole
     ax.set_xlabel("sequence length N")
-    ax.set_ylabel("HBM bytes per head, forward")
+    ax.set_ylabel("HBM bytes per head")
     ax.grid(True, which="major", alpha=0.3)
-    ax.legend(fontsize=8, loc="upper left")
-    ax.set_title(
-        f"{the_chip.name}: d = {head_dim}, {precision}, SRAM {format_bytes(sram, binary=True)} "
-        f"(B_c = {blocks.block_c}, B_r = {blocks.block_r})",
-        fontsize=10,
+    title = (
+        f"{the_chip.name}, forward: d = {head_dim}, {precision}, SRAM "
+        f"{format_bytes(sram, binary=True)} (B_c = {blocks.block_c}, B_r = {blocks.block_r})"
     )
+    ax.set_title(_wrap(title, 3.4, TITLE_PT))
+    _key_below(ax)
     return fig
 
 
+def _count_tick(value: float, _position: Any = None) -> str:
+    """Powers of two as people write sequence lengths: 256, 1K, 16K, 1M."""
+    for scale, suffix in ((2**20, "M"), (2**10, "K")):
+        if value >= scale:
+            return f"{value / scale:g}{suffix}"
+    return f"{value:g}"
+
+
+def _bytes_tick(value: float, _position: Any = None) -> str:
+    return _si_tick(value, unit="B")
+
+
+def _rate_tick(value: float, _position: Any = None) -> str:
+    return _si_tick(value, unit="B/s")
+
+
+@_book_figure
 def memory_ladder(
     levels: Sequence[Any],
     measured: Mapping[str, Sequence[Any]] | None = None,
     *,
     title: str | None = None,
-    figsize: tuple[float, float] = (8.0, 4.6),
+    figsize: tuple[float, float] = (WIDTH_IN, 0.7),
 ) -> Any:
     """The bandwidth ladder on a log scale: datasheet bars with measured values beside them.
 
     ``levels`` are :class:`gpuperf.memory.Level` rungs, fastest first (drawn top to bottom);
     ``measured`` maps a level's name to :class:`gpuperf.measurements.Measurement` objects (B/s)
-    drawn as diamonds on that rung, their values written right of the rung. A rung with no
-    datasheet bandwidth says so; capacities, where known, are written under the rung's name.
-    Sources belong in the caption (a citation), not inside the figure.
+    drawn as diamonds on that rung. Each rung reads as three lines: its name and capacity, the
+    bar with the datasheet value at its end, and the measured values. A rung with no datasheet
+    bandwidth says so. ``figsize`` is the width and the height *per rung*. Sources belong in
+    the caption (a citation), not inside the figure.
     """
     from .units import format_bandwidth, format_bytes
 
@@ -1059,93 +1216,105 @@ def memory_ladder(
         )
     values = [lv.bandwidth_bytes_per_s for lv in levels if lv.bandwidth_bytes_per_s]
     values += [m.value for ms in measured.values() for m in ms]
-    low, high = min(values) / 4, max(values) * 400
-    fig, ax = plt.subplots(figsize=figsize, layout="constrained")
+    low, high = min(values) / 3, max(values) * 60
+    fig, ax = plt.subplots(
+        figsize=(figsize[0], figsize[1] * len(levels) + 0.9), layout="constrained"
+    )
     y = np.arange(len(levels))[::-1]
     for row, level in zip(y, levels, strict=True):
         bandwidth = level.bandwidth_bytes_per_s
         rung = measured.get(level.name, ())
-        # the words go right of everything drawn on the rung, so no label sits on a marker
-        right = max([bandwidth or 0.0, *(m.value for m in rung)]) * 1.25
+        name = level.name + (f" · {format_bytes(level.capacity_bytes)}"
+                             if level.capacity_bytes else "")  # fmt: skip
+        ax.text(low * 1.15, row + 0.3, name, va="center")
         if bandwidth:
-            ax.barh(row, bandwidth - low, left=low, height=0.55,
+            # the words go right of everything drawn on the rung, so no marker covers them
+            right = max([bandwidth, *(m.value for m in rung)]) * 1.7
+            ax.barh(row, bandwidth - low, left=low, height=0.26,
                     color="lightsteelblue", edgecolor="steelblue")  # fmt: skip
+            ax.text(right, row, format_bandwidth(bandwidth), va="center", color="steelblue")
+        else:
+            ax.text(low * 1.15, row, "no published bandwidth", va="center", color="steelblue")
         for m in rung:
-            ax.plot(m.value, row - 0.12, "D", color="tab:orange", mec="black", ms=6, zorder=4)
-        datasheet = format_bandwidth(bandwidth) if bandwidth else "no published bandwidth"
-        ax.text(right if bandwidth or rung else low * 1.3, row + (0.17 if rung else 0.0),
-                datasheet, va="center", fontsize=8, color="steelblue")  # fmt: skip
+            ax.plot(m.value, row, "D", color="tab:orange", mec="black", ms=7, zorder=4)
         if rung:
             words = ", ".join(
-                format_bandwidth(m.value) + (f" ({m.chip})" if m.chip else "") for m in rung
+                format_bandwidth(m.value)
+                + (f" ({m.chip})" if m.chip and m.chip not in (title or "") else "")
+                for m in rung
             )
-            ax.text(right, row - 0.2, "◆ " + words, va="center", fontsize=8,
+            ax.text(low * 1.15, row - 0.3, _wrap("◆ measured " + words, 3.9), va="center",
                     color="saddlebrown")  # fmt: skip
     ax.set_xscale("log")
+    _log_ticks(ax.xaxis, _rate_tick, numticks=5)
     ax.set_xlim(low, high)
     ax.set_ylim(-0.6, len(levels) - 0.4)
-    # capacities join the rung names, where nothing else is drawn
-    names = [
-        level.name + (f"\n{format_bytes(level.capacity_bytes)}" if level.capacity_bytes else "")
-        for level in levels
-    ]
-    ax.set_yticks(y, names, fontsize=8)
-    ax.set_xlabel("bandwidth (bytes/s, log scale): bars = datasheet, ◆ = measured")
+    ax.set_yticks([])
+    ax.set_xlabel("bandwidth (log scale)")
     ax.grid(True, axis="x", which="major", alpha=0.3)
     if title:
-        ax.set_title(title, fontsize=10)
+        ax.set_title(_wrap(title, 3.4, TITLE_PT))
     return fig
 
 
+@_book_figure
 def link_bandwidths(
     rows: Sequence[tuple[str, Any, float | None]],
     *,
     title: str | None = None,
-    figsize: tuple[float, float] = (8.0, 3.8),
+    figsize: tuple[float, float] = (WIDTH_IN, 0.5),
 ) -> Any:
     """Measured link bandwidths (log scale) beside the theoretical peak of the same link.
 
-    ``rows`` are ``(label, measurement, peak_bytes_per_s or None)``; each measurement is labelled
-    with its value and, when a peak is given, the fraction of it achieved. Sources belong in the
+    ``rows`` are ``(label, measurement, peak_bytes_per_s or None)``; each row is named above its
+    bar and its measurement is written after the bar with, when a peak is given, the fraction of
+    it achieved. ``figsize`` is the width and the height *per row*. Sources belong in the
     caption (a citation), not inside the figure.
     """
     from .units import format_bandwidth
 
     plt = _pyplot()
-    fig, ax = plt.subplots(figsize=figsize, layout="constrained")
+    fig, ax = plt.subplots(
+        figsize=(figsize[0], figsize[1] * len(rows) + 0.9), layout="constrained"
+    )
+    values = [m.value for _, m, _ in rows] + [p for _, _, p in rows if p]
+    low, high = min(values) / 3, max(values) * 300  # room for the words after the longest bar
     y = np.arange(len(rows))[::-1]
-    for row, (_, m, peak) in zip(y, rows, strict=True):
-        if peak:
-            ax.plot([peak], [row], "|", color="black", ms=16, mew=2)
-        ax.barh(row, m.value, height=0.5, color="tab:orange", alpha=0.8)
+    for row, (label, m, peak) in zip(y, rows, strict=True):
+        ax.text(low * 1.15, row + 0.28, label, va="center")
+        ax.barh(row - 0.08, m.value - low, left=low, height=0.3, color="tab:orange", alpha=0.8)
         note = format_bandwidth(m.value)
         if peak:
-            note += f", {m.value / peak:.0%} of {format_bandwidth(peak)}"
+            ax.plot([peak], [row - 0.08], "|", color="black", ms=14, mew=2)
+            note += f" ({m.value / peak:.0%})"
         # right of the bar and of the peak tick, so the tick never crosses the words
-        ax.text(max(m.value, peak or 0.0) * 1.3, row, note, va="center", fontsize=8)
-    values = [m.value for _, m, _ in rows] + [p for _, _, p in rows if p]
+        ax.text(max(m.value, peak or 0.0) * 1.25, row - 0.08, note, va="center")
     ax.set_xscale("log")
-    ax.set_xlim(min(values) / 3, max(values) * 200)
-    ax.set_yticks(y, [label for label, _, _ in rows], fontsize=8)
-    ax.set_xlabel("bytes/s (log scale): bars = measured, | = theoretical peak of the link")
+    _log_ticks(ax.xaxis, _rate_tick, numticks=4)
+    ax.set_xlim(low, high)
+    ax.set_ylim(-0.6, len(rows) - 0.35)
+    ax.set_yticks([])
+    ax.set_xlabel(_wrap("bars: measured (log scale); |: the link's theoretical peak, and in "
+                        "brackets the share of it reached"))  # fmt: skip
     ax.grid(True, axis="x", which="major", alpha=0.3)
     if title:
-        ax.set_title(title, fontsize=10)
+        ax.set_title(_wrap(title, 3.4, TITLE_PT))
     return fig
 
 
+@_book_figure
 def effective_bandwidth_curves(
     links: Mapping[str, tuple[float, float]],
     *,
     size_range: tuple[float, float] = (1e2, 1e10),
     latency_bound_below: float | None = None,
-    figsize: tuple[float, float] = (7.0, 4.0),
+    figsize: tuple[float, float] = (WIDTH_IN, 3.0),
 ) -> Any:
     """Effective bandwidth vs transfer size for links given as ``{label: (bandwidth, latency_s)}``.
 
     Each curve is :func:`gpuperf.memory.effective_bandwidth`; a circle marks its half-bandwidth
-    size (latency × bandwidth). ``latency_bound_below`` draws a dashed line at that size (the
-    ~1 MB knee of nvbandwidth copies on an H100 node, Smol Training Playbook).
+    size (latency × bandwidth), given in the key. ``latency_bound_below`` draws a dashed line at
+    that size (the ~1 MB knee of nvbandwidth copies on an H100 node, Smol Training Playbook).
     """
     from . import memory
     from .units import format_bytes
@@ -1154,19 +1323,23 @@ def effective_bandwidth_curves(
     sizes = np.geomspace(*size_range, 300)
     fig, ax = plt.subplots(figsize=figsize, layout="constrained")
     for label, (bandwidth, latency_s) in links.items():
-        (line,) = ax.loglog(sizes, memory.effective_bandwidth(sizes, bandwidth, latency_s),
-                            lw=2, label=label)  # fmt: skip
         half = memory.half_bandwidth_size(bandwidth, latency_s)
-        ax.plot(half, bandwidth / 2, "o", color=line.get_color(), mec="black", ms=6)
-        ax.annotate(format_bytes(half), (half, bandwidth / 2), xytext=(6, -10),
-                    textcoords="offset points", fontsize=7, color=line.get_color())  # fmt: skip
+        (line,) = ax.loglog(
+            sizes,
+            memory.effective_bandwidth(sizes, bandwidth, latency_s),
+            lw=2,
+            label=_wrap(f"{label} · half at {format_bytes(half)}", 3.8),
+        )
+        ax.plot(half, bandwidth / 2, "o", color=line.get_color(), mec="black", ms=7)
     if latency_bound_below:
-        # in the key, not on the axes: every free spot of the plot has a curve through it
         ax.axvline(latency_bound_below, color="0.4", ls="--", lw=1,
-                   label="nvbandwidth copies: latency-bound below this size")  # fmt: skip
+                   label=_wrap("nvbandwidth copies: latency-bound below this size",
+                               3.8))  # fmt: skip
     ax.set_xlim(*size_range)
-    ax.set_xlabel("transfer size (bytes)")
-    ax.set_ylabel("effective bandwidth (bytes/s)")
+    _log_ticks(ax.xaxis, _bytes_tick, numticks=5)
+    _log_ticks(ax.yaxis, _rate_tick, numticks=6)
+    ax.set_xlabel("transfer size")
+    ax.set_ylabel("effective bandwidth")
     ax.grid(True, which="major", alpha=0.3)
-    ax.legend(fontsize=8, loc="lower right")
+    _key_below(ax)
     return fig

@@ -70,6 +70,10 @@ MAX_WIDTH = 640
 #: Smallest font a chart draws, in CSS pixels: 12 px is 9 pt, legible on a phone. The chart is
 #: drawn at its column's width, never scaled down, so this is the size the reader sees.
 MIN_FONT_PX = 12
+#: Smallest gap between two tick labels of an axis, in CSS px: one em of the smallest font
+#: (Vega hides a label that would come closer to its neighbour; closer, "1,000" and "10,000"
+#: read as one number).
+LABEL_GAP_PX = 12
 #: Vega-Lite config keys whose value is a font size.
 _FONT_KEYS = ("fontSize", "labelFontSize", "titleFontSize")
 #: Vega-Lite's MIME type for the Vega-Lite major version Altair writes.
@@ -381,6 +385,10 @@ class StaticExplorer:
             raise ValueError("call chart() first: the explorer has no figure yet")
         if "_spec" not in self.__dict__:
             spec = _legible(self._chart.to_dict())
+            # The chart's box is one image to a screen reader (role="img", named by the alt
+            # text): no ARIA roles inside it. Vega would otherwise name each mark, but leave a
+            # mark left empty by a control's filter as an unnamed graphics-symbol.
+            spec["config"]["aria"] = False
             # each table once, at the top level, referenced by name wherever a layer uses it
             spec["datasets"] = {
                 **spec.get("datasets", {}),
@@ -521,7 +529,8 @@ class StaticExplorer:
 
 def _legible(spec: dict[str, Any]) -> dict[str, Any]:
     """``spec`` with no text smaller than :data:`MIN_FONT_PX`: axis, legend and title defaults
-    raised in its config, and every explicit font size below the minimum raised to it."""
+    raised in its config, and every explicit font size below the minimum raised to it; tick
+    labels at least :data:`LABEL_GAP_PX` apart."""
 
     def raise_fonts(node: Any) -> Any:
         if isinstance(node, dict):
@@ -537,6 +546,8 @@ def _legible(spec: dict[str, Any]) -> dict[str, Any]:
 
     spec = raise_fonts(spec)
     config = spec.setdefault("config", {})
+    # neighbouring tick labels keep a gap; Vega drops the labels that would come closer
+    config.setdefault("axis", {}).setdefault("labelSeparation", LABEL_GAP_PX)
     for part, keys in (
         ("axis", ("labelFontSize", "titleFontSize")),
         ("legend", ("labelFontSize", "titleFontSize")),
@@ -562,9 +573,10 @@ def _same(a: Any, b: Any) -> bool:
 _CSS = """
 #__UID__ .gpuperf-vega-controls{display:flex;flex-wrap:wrap;gap:.2em 1.2em;margin:.3em 0}
 #__UID__ .vega-bind{display:flex;align-items:center;gap:.4em;max-width:100%}
-#__UID__ .vega-bind label{display:flex;align-items:center;gap:.4em;flex-wrap:wrap}
+#__UID__ .vega-bind label{display:flex;align-items:center;gap:.2em .4em;flex-wrap:wrap;
+  max-width:100%}
 #__UID__ .vega-bind input[type=range]{width:11em;max-width:55vw}
-#__UID__ .vega-bind select{max-width:60vw}
+#__UID__ .vega-bind select{max-width:100%}
 #__UID__ .vega-bind input[type=range] + span{display:none}
 #__UID__ .gpuperf-vega-chart{max-width:100%;overflow-x:auto;min-height:2em}
 #__UID__ .gpuperf-vega-chart svg{max-width:100%;height:auto}
@@ -627,6 +639,10 @@ _LOADER = r"""
     }).then(function (result) {
       var view = result.view;
       root.gpuperfView = view;
+      // the chart's box is the one image a screen reader meets (role="img" and the alt text);
+      // Vega's marks inside it would be unnamed graphics of their own
+      var svg = chart.querySelector("svg");
+      if (svg) { svg.setAttribute("aria-hidden", "true"); }
       var outputs = [];
       meta.controls.forEach(function (c, position) {
         if (c.kind !== "slider") { return; }

@@ -93,18 +93,31 @@ class OverlapView:
     """Two timelines of the first K steps: synchronous on top, overlapped below."""
 
     def __init__(
-        self, *, figsize: tuple[float, float] = (7.2, 3.0), dpi: int = 80, pyplot: bool = False
+        self, *, figsize: tuple[float, float] | None = None, dpi: int = 80, pyplot: bool = False
     ) -> None:
         """``pyplot=True`` draws on a pyplot figure (a static figure in a notebook, shown with
-        ``plt.show()``); the default is an off-screen figure for the explorer and scrubber."""
+        ``plt.show()``), in the book's style: as wide as a phone's column allows with every word
+        legible (:mod:`gpuperf.figures`). The default is an off-screen figure for the explorer
+        and scrubber. ``figsize`` defaults to the one that suits each."""
         patches = require("matplotlib.patches", "pip install matplotlib")
         if flag("pyplot", pyplot):
+            from ..figures import FONT_PT, RC, WIDTH_IN
+
+            matplotlib = require("matplotlib", "pip install matplotlib")
             plt = require("matplotlib.pyplot", "pip install matplotlib")
-            self.figure = figure = plt.figure(figsize=figsize, dpi=dpi)
+            with matplotlib.rc_context(RC):
+                self.figure = plt.figure(figsize=figsize or (WIDTH_IN, 3.4), layout="constrained")
+                self._draw(patches, wrap_label=True)
+            self.figure.axes[0].tick_params(labelsize=FONT_PT)
         else:
-            self.figure = figure = new_figure(figsize, dpi)
+            self.figure = new_figure(figsize or (7.2, 3.0), dpi)
+            self._draw(patches, wrap_label=False)
+            self.figure.subplots_adjust(left=0.2, right=0.97, top=0.86, bottom=0.17)
+
+    def _draw(self, patches: Any, *, wrap_label: bool) -> None:
+        """The lanes, bars and key; ``wrap_label`` fits the words to a phone-width figure."""
+        figure = self.figure
         ax = figure.subplots()
-        figure.subplots_adjust(left=0.2, right=0.97, top=0.86, bottom=0.17)
         ax.set_xlim(0, 1.02)
         ax.set_ylim(0, 3.4)
         ax.set_yticks(
@@ -112,7 +125,8 @@ class OverlapView:
              _LANES["async_math"] + _HEIGHT / 2],
             ["no overlap", "async: loads", "async: math"],
         )  # fmt: skip
-        ax.set_xlabel(f"time, in units of the first {SHOWN_STEPS} steps without overlap")
+        label = f"time, in units of the first {SHOWN_STEPS} steps without overlap"
+        ax.set_xlabel(label.replace("steps ", "steps\n") if wrap_label else label)
         ax.grid(True, axis="x", alpha=0.3)
         ax.axhline(2.1, color="grey", lw=0.6)
         self.bars: dict[str, list[Any]] = {}
@@ -137,6 +151,8 @@ class OverlapView:
             bbox_to_anchor=(0.5, 1.2),
             ncol=2,
             frameon=False,
+            # on a phone-width figure the two entries only fit side by side held close
+            **({"handlelength": 1.0, "columnspacing": 0.8} if wrap_label else {}),
         )
         (self.end,) = ax.plot([], [], color="black", lw=1.2, ls="--")
         self.animated = [bar for bars in self.bars.values() for bar in bars] + [self.end]

@@ -1,4 +1,4 @@
-"""Chapter 5.3 explorer: how long does a collective take, and when does the tree beat the ring?
+"""Chapter 5.2 explorer: how long does a collective take, and when does the tree beat the ring?
 
 For a collective, a number of ranks p, a message of S bytes, a link of B bytes/s per direction
 (:func:`gpuperf.collectives.links`, read from the hardware table) and a fixed cost α per step,

@@ -314,7 +314,10 @@ def decode_static(
     x = alt.X(
         "batch:Q",
         title="batch (sequences, one new token each)",
-        scale=alt.Scale(type="log", base=2, domain=[BATCHES[0], BATCHES[-1]], nice=False),
+        # padded by a marker's radius, so the point at batch 1 is drawn whole, not cut in half
+        scale=alt.Scale(
+            type="log", base=2, domain=[BATCHES[0], BATCHES[-1]], nice=False, padding=8
+        ),
         axis=alt.Axis(values=list(BATCHES[::2]), format="d", labelFlush=True),
     )
     y = alt.Y(

@@ -116,7 +116,8 @@ def presets() -> tuple[TransferPreset, ...]:
             ranks=16 * GPUS_PER_NODE,
         ),
         TransferPreset(
-            "HBM, A100 (load latency: 80 GB card; A = B + C kernel: 40 GB card)",
+            # which card gave which number is in the prose: a drop-down option must fit a phone
+            "HBM, A100 (80 GB and 40 GB cards)",
             find("HBM load latency", "A100-80GB"),
             find("memcopy kernel (effective throughput)", "A100-40GB"),
         ),
