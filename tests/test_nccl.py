@@ -1,4 +1,4 @@
-"""NCCL's protocols and channels (chapter 5.3), against the NCCL source they come from.
+"""NCCL's protocols and channels (section 5.2), against the NCCL source they come from.
 
 The payload fractions are re-derived from the line formats of ``src/include/device.h``; the
 latencies from the ring formula of ``src/graph/tuning.cc`` (base + steps × per-step latency);

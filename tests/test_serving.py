@@ -1,4 +1,4 @@
-"""Serving (chapter 4.4): paged KV, static vs continuous batching, speculative decoding and
+"""Serving (section 4.3): paged KV, static vs continuous batching, speculative decoding and
 launch-bound steps, each against a brute-force count or a step-by-step simulation."""
 
 from __future__ import annotations

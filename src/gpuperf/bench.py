@@ -97,7 +97,7 @@ class Target:
 _MEM = r" fp32 2\^26$"
 _SHAPES_ONLINE = ("4096, 4096", "8192, 8192", "16384, 1024", "1024, 32768")
 _FA = "FA{v} fp16 B4 H16 N4096 d{d} causal={c}"
-#: Decode attention as chapter 4.4 times it: batch 1, 32 query heads, 8 KV heads, d 128.
+#: Decode attention as section 4.3 times it: batch 1, 32 query heads, 8 KV heads, d 128.
 _DECODE = "decode {v} fp16 B1 H32 KVH8 T{t} d128"
 
 TARGETS: tuple[Target, ...] = (
