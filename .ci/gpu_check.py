@@ -42,7 +42,7 @@ EXCLUDED_TESTS = {
     "tests/test_browser.py": "drives Chromium over the book (no GPU involved)",
     "tests/test_labs.py": "grades labs: done above with the same autograders",
     "tests/test_ci.py": "tests this script and .ci/run on the CPU",
-    "tests/test_colab_grading.py": "builds a Colab-like venv from PyPI (no network here)",
+    "tests/test_colab_replica.py": "builds Colab's CPU runtime from PyPI (no network here)",
 }
 #: Per-cell limit while executing a notebook (seconds).
 CELL_TIMEOUT_S = 300
