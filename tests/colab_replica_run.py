@@ -53,10 +53,10 @@ CELL_TIMEOUT_S = 900
 PYTEST_TIMEOUT_S = 3600
 #: The kernel tests, which the old CI step ran under Colab's Triton...
 KERNEL_TESTS = ("tests/kernels", "tests/test_inspect.py", "tests/test_bench.py")
-#: ... in two pytest runs at once: these files, and the rest (about even on a CPU).
+#: ... in two pytest runs at once: these files, and the rest (about half the time each).
 KERNEL_TESTS_FIRST = (
-    "tests/kernels/test_flash_attention.py", "tests/kernels/test_flash_attention_configs.py",
-    "tests/kernels/test_flash_attention_hopper.py", "tests/kernels/test_decode_attention.py",
+    "tests/test_inspect.py", "tests/kernels/test_decode_attention.py",
+    "tests/kernels/test_matmul_configs.py",
 )  # fmt: skip
 #: The calculators' tests (numpy only): what a replica without torch runs instead.
 CALCULATOR_TESTS = (
