@@ -35,6 +35,7 @@ import tempfile
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
+from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -94,6 +95,7 @@ def _code(nb) -> list:
     return [cell for cell in nb.cells if cell.cell_type == "code"]
 
 
+@cache
 def needs_torch(path: Path) -> bool:
     """The page installs Triton or uses torch (a replica without torch cannot run it)."""
     import nbformat
@@ -298,24 +300,29 @@ async def execute(job: Job, replica: colab.Replica, gate: InstallGate) -> Row:
             startup_timeout=300,
             resources={"metadata": {"path": str(cwd)}},
         )
+
+        async def timed(cell, index: int) -> None:  # a cell's own time, not its wait at the gate
+            began = time.perf_counter()
+            await client.async_execute_cell(cell, index)
+            cells.append((index, time.perf_counter() - began))
+
         async with client.async_setup_kernel(cleanup_kc=True, env=replica.kernel_env):
             for index, cell in enumerate(nb.cells):
-                began = time.perf_counter()
                 await gate.run(
-                    install_kind(index, cell.source),
-                    lambda c=cell, i=index: client.async_execute_cell(c, i),
+                    install_kind(index, cell.source), lambda c=cell, i=index: timed(c, i)
                 )
-                cells.append((index, time.perf_counter() - began))
     except Exception as exc:
         return Row(job.name, time.perf_counter() - start, _one_line(exc), cells=cells)
     seconds = time.perf_counter() - start
+    detail = f"setup cell {cells[0][1]:.0f} s"
     if not job.student:
-        return Row(job.name, seconds, cells=cells)
+        return Row(job.name, seconds, None, detail, cells)
     out = "".join(o.get("text", "") for o in nb.cells[-1].outputs)
     if "REPLICA-PROBE" not in out:
         return Row(job.name, seconds, f"the grader probe printed nothing: {out[-200:]}")
     problem = check_probe(job, json.loads(out.split("REPLICA-PROBE", 1)[1]))
-    return Row(job.name, seconds, problem and f"grader probe: {problem}", "to 1st check", cells)
+    problem = problem and f"grader probe: {problem}"
+    return Row(job.name, seconds, problem, f"{detail}; to the 1st check", cells)
 
 
 def _pytest_counts(output: str) -> str:
