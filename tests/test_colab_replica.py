@@ -25,7 +25,7 @@ The tests fail on any error in a notebook or in the tests run inside, on a recor
 version a notebook changed, and on a student's grader that is not otter's, lacks its lab's public
 tests, or passes an unanswered question (and, for lab 1, fails a right one): the checks of the
 Colab lab-grading test this one replaced. Select them with ``-m colab``; the first run downloads
-the wheels (about 350 MB); with no network and no cached wheels they skip, except under CI=true.
+the wheels (about 600 MB); with no network and no cached wheels they skip, except under CI=true.
 """
 
 from __future__ import annotations
