@@ -133,6 +133,18 @@ def test_without_torch_only_pages_that_need_neither_torch_nor_triton_run():
     assert not any(name.startswith("kernel tests") for name in names)
 
 
+def test_the_two_kernel_test_runs_share_no_file_and_leave_none_out():
+    def files(args) -> set[str]:
+        ignored = {a.split("=", 1)[1] for a in args if a.startswith("--ignore=")}
+        named = [replica.ROOT / a for a in args if not a.startswith("-")]
+        found = {p for n in named for p in ([n] if n.is_file() else n.rglob("test_*.py"))}
+        return {str(p.relative_to(replica.ROOT)) for p in found} - ignored
+
+    first, rest = files(replica.KERNEL_TESTS_FIRST), files(replica.kernel_tests_rest())
+    assert first and rest and not first & rest
+    assert first | rest == files(replica.KERNEL_TESTS)
+
+
 def test_the_record_and_the_freeze_come_from_the_same_commit():
     commit = colab_replica.record()["source"]["commit"][:7]
     assert f"at {commit} (" in colab_replica.FREEZE.read_text().splitlines()[1]
