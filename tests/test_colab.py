@@ -64,6 +64,7 @@ def _fake_environment(monkeypatch, installed: dict[str, str]):
     monkeypatch.setattr(importlib.metadata, "version", version)
     monkeypatch.setattr(subprocess, "run", lambda command, check: calls.append(command))
     monkeypatch.setattr(colab.sys, "platform", "linux")
+    monkeypatch.delenv(colab.TORCH_STANDS_FOR_ENV, raising=False)
     return calls
 
 
@@ -75,6 +76,25 @@ def test_install_triton_installs_torchs_pair_and_nothing_else(monkeypatch, capsy
     assert (
         "Installed Triton 3.6.0, the version torch 2.11.0 pairs with." in capsys.readouterr().out
     )
+
+
+def test_a_torch_standing_in_for_colabs_gets_the_triton_of_the_release_it_stands_for(
+    monkeypatch, capsys
+):
+    """The Colab replica's torch (2.13.0+cpu here) stands in for Colab's 2.11.0+cpu: the Triton
+    asked for is 2.11's, and the message says which torch stood in for which."""
+    calls = _fake_environment(monkeypatch, {"torch": "2.13.0+cpu"})
+    monkeypatch.setenv(colab.TORCH_STANDS_FOR_ENV, "2.11.0+cpu")
+    assert colab.install_triton() == "3.6.0"
+    [command] = calls
+    assert command[-1] == "triton==3.6.0"
+    out = capsys.readouterr().out
+    assert "Installed Triton 3.6.0, the version torch 2.11.0 pairs with." in out
+    assert "torch 2.13.0+cpu is installed, standing in for 2.11.0+cpu" in out
+    monkeypatch.delenv(colab.TORCH_STANDS_FOR_ENV)
+    calls.clear()
+    assert colab.install_triton() == "3.7.1"  # without it: the installed torch's own pair
+    assert calls[0][-1] == "triton==3.7.1"
 
 
 def test_install_triton_keeps_a_triton_that_is_there(monkeypatch):

@@ -13,6 +13,12 @@ ipywidgets stay as Colab ships them.
 torch's Linux x86-64 wheels on PyPI (checked 2026-11-26). A torch release newer than the table is
 looked up the same way, from PyPI, at run time.
 
+:data:`TORCH_STANDS_FOR_ENV` names the torch release to pair Triton with instead of the installed
+one. Only a replica of Colab sets it: the Colab replica test, whose torch (the CPU build this
+machine can install) stands in for the release Colab ships, so that the replica gets the Triton
+Colab's own runtime would get. It changes the version asked for and nothing else, and the
+message printed says which torch stood in for which.
+
 :func:`recorded_runtimes` returns the versions of the packages that matter in Colab's CPU and GPU
 runtimes, as the public repository googlecolab/backend-info lists them (``colab_runtimes.json``,
 written by ``.ci/colab-record``); the Colab replica test builds its environment from it.
@@ -23,6 +29,7 @@ from __future__ import annotations
 import importlib
 import importlib.metadata
 import json
+import os
 import re
 import subprocess
 import sys
@@ -30,7 +37,13 @@ from functools import cache
 from importlib import resources
 from typing import Any
 
-__all__ = ["TRITON_FOR_TORCH", "install_triton", "recorded_runtimes", "triton_for_torch"]
+__all__ = [
+    "TORCH_STANDS_FOR_ENV",
+    "TRITON_FOR_TORCH",
+    "install_triton",
+    "recorded_runtimes",
+    "triton_for_torch",
+]
 
 #: torch release → the Triton its CUDA wheels require (PyPI metadata, checked 2026-11-26).
 TRITON_FOR_TORCH = {
@@ -49,6 +62,11 @@ TRITON_FOR_TORCH = {
     "2.12.0": "3.7.0",
     "2.13.0": "3.7.1",
 }
+
+#: Environment variable: the torch version (e.g. ``2.11.0+cpu``) whose Triton
+#: :func:`install_triton` installs when the installed torch only stands in for it (a replica of
+#: Colab's runtime).
+TORCH_STANDS_FOR_ENV = "GPUPERF_TORCH_STANDS_FOR"
 
 _RELEASE = re.compile(r"^(\d+)\.(\d+)\.(\d+)")
 _PYPI_TORCH = "https://pypi.org/simple/torch/"
@@ -118,7 +136,8 @@ def install_triton() -> str | None:
 
     Returns the version installed, or ``None`` when nothing was needed (Triton present, e.g. on
     Colab's GPU runtime). Only Triton is installed (``--no-deps``); Triton wheels exist for
-    Linux only, so elsewhere this raises ``RuntimeError`` saying so.
+    Linux only, so elsewhere this raises ``RuntimeError`` saying so. With
+    :data:`TORCH_STANDS_FOR_ENV` set, the Triton is the one that torch version pairs with.
     """
     if _installed("triton") is not None:
         return None
@@ -127,13 +146,21 @@ def install_triton() -> str | None:
         raise RuntimeError("torch is not installed, so there is no Triton to pair with it")
     if not sys.platform.startswith("linux"):
         raise RuntimeError(f"Triton ships wheels for Linux only, not for {sys.platform!r}")
-    version = triton_for_torch(torch_version)
+    stands_for = os.environ.get(TORCH_STANDS_FOR_ENV, "").strip()
+    paired = stands_for or torch_version
+    version = triton_for_torch(paired)
     subprocess.run(
         [sys.executable, "-m", "pip", "install", "-q", "--no-deps", f"triton=={version}"],
         check=True,
     )
     importlib.invalidate_caches()
-    print(f"Installed Triton {version}, the version torch {_release(torch_version)} pairs with.")
+    message = f"Installed Triton {version}, the version torch {_release(paired)} pairs with."
+    if stands_for:
+        message += (
+            f" (torch {torch_version} is installed, standing in for {stands_for}: "
+            f"{TORCH_STANDS_FOR_ENV})"
+        )
+    print(message)
     return version
 
 
