@@ -47,6 +47,9 @@ def show(value: object, limit: int = 60) -> str:
 
 
 def _is_real(value: object) -> bool:
+    kind = type(value)
+    if kind is int or kind is float:  # the common case, without the slow ABC check
+        return True
     return isinstance(value, numbers.Real) and not isinstance(value, bool | np.bool_)
 
 
@@ -54,23 +57,28 @@ def positive_int(
     name: str, value: object, minimum: int = 1, maximum: int | None = MAX_COUNT
 ) -> int:
     """``value`` as an ``int`` in [minimum, maximum]; integral floats such as ``4096.0`` pass."""
-    upper = "" if maximum is None else f" and ≤ {maximum}"
-    message = f"{name}={show(value)} must be an integer ≥ {minimum}{upper}"
+    if type(value) is int and minimum <= value and (maximum is None or value <= maximum):
+        return value  # the common case, checked before any message is formatted
     if not _is_real(value):
-        raise ValueError(message)
+        raise ValueError(_int_message(name, value, minimum, maximum))
     if isinstance(value, numbers.Integral):
         result = int(value)
     else:
         try:
             as_float = float(value)
         except (OverflowError, ValueError):
-            raise ValueError(message) from None
+            raise ValueError(_int_message(name, value, minimum, maximum)) from None
         if not math.isfinite(as_float) or not as_float.is_integer():
-            raise ValueError(message)
+            raise ValueError(_int_message(name, value, minimum, maximum))
         result = int(as_float)
     if result < minimum or (maximum is not None and result > maximum):
-        raise ValueError(message)
+        raise ValueError(_int_message(name, value, minimum, maximum))
     return result
+
+
+def _int_message(name: str, value: object, minimum: int, maximum: int | None) -> str:
+    upper = "" if maximum is None else f" and ≤ {maximum}"
+    return f"{name}={show(value)} must be an integer ≥ {minimum}{upper}"
 
 
 def positive_float(
@@ -87,37 +95,38 @@ def positive_float(
     [:data:`MIN_QUANTITY`, :data:`MAX_QUANTITY`]; result objects pass ``bounded=False`` for
     derived values that may legitimately be tiny (a rescale factor exp(−231)).
     """
-    bound = "≥ 0" if allow_zero else "> 0"
-    if maximum is not None:
-        bound += f" and ≤ {maximum:g}"
-    message = f"{name}={show(value)} must be a finite number {bound}"
+
+    def message() -> str:
+        bound = "≥ 0" if allow_zero else "> 0"
+        if maximum is not None:
+            bound += f" and ≤ {maximum:g}"
+        return f"{name}={show(value)} must be a finite number {bound}"
+
     if not _is_real(value):
-        raise ValueError(message)
+        raise ValueError(message())
     try:
         result = float(value)
     except (OverflowError, ValueError):  # an int beyond float range, an odd Real subclass
-        raise ValueError(message) from None
+        raise ValueError(message()) from None
     if not math.isfinite(result) or result < 0 or (result == 0 and not allow_zero):
-        raise ValueError(message)
+        raise ValueError(message())
     if maximum is not None and result > maximum:
-        raise ValueError(message)
+        raise ValueError(message())
     if bounded and result and not MIN_QUANTITY <= result <= MAX_QUANTITY:
-        raise ValueError(f"{message}, between {MIN_QUANTITY:g} and {MAX_QUANTITY:g}")
+        raise ValueError(f"{message()}, between {MIN_QUANTITY:g} and {MAX_QUANTITY:g}")
     return result
 
 
 def finite_float(name: str, value: object) -> float:
     """``value`` as a finite ``float`` of any sign (for quantities that may be negative)."""
-    message = f"{name}={show(value)} must be a finite real number"
-    if not _is_real(value):
-        raise ValueError(message)
-    try:
-        result = float(value)
-    except (OverflowError, ValueError):
-        raise ValueError(message) from None
-    if not math.isfinite(result):
-        raise ValueError(message)
-    return result
+    if _is_real(value):
+        try:
+            result = float(value)
+        except (OverflowError, ValueError):
+            result = math.nan
+        if math.isfinite(result):
+            return result
+    raise ValueError(f"{name}={show(value)} must be a finite real number")
 
 
 def real_number(name: str, value: object) -> float:
