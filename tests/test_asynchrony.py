@@ -119,14 +119,14 @@ def test_entry_checks_the_row_it_builds():
         registers_per_thread=64,
         tensor_core_instructions=("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32",),
     )
-    row = ga.entry(good)
+    row = ga._entry(good)
     assert row[0][ga.FAMILY_KEYS.index("mma_sync")] == 4 and row[1:3] == (4096, 64)
     for field, bad in [("shared_memory_bytes", -1), ("registers_per_thread", 300),
                        ("tensor_core_instructions", "mma"), ("ptx_instructions", 5)]:  # fmt: skip
         with pytest.raises(TypeError, match=f"report=.* is not a usable CompileReport.*{field}"):
-            ga.entry(SimpleNamespace(**{**vars(good), field: bad}))
+            ga._entry(SimpleNamespace(**{**vars(good), field: bad}))
     with pytest.raises(ValueError, match="not a compiled, fitting CompileReport"):
-        ga.entry(SimpleNamespace(**{**vars(good), "fits": False}))
+        ga._entry(SimpleNamespace(**{**vars(good), "fits": False}))
 
 
 def test_stored_table_covers_every_case_and_target():
@@ -203,14 +203,14 @@ def test_stored_table_is_what_the_compiler_builds():
         pytest.skip("the stored table was compiled with another Triton version")
     wanted = [
         r
-        for r in ga.requests()
+        for r in ga._requests()
         if (r["kernel"], r["target"])
         in {("matmul", "sm_100"), ("flash_attention_fwd_hopper", "sm_90")}
     ]
     assert len(wanted) == 2
     for request, report in zip(wanted, gi.compile_many(wanted), strict=True):
         key = (request["kernel"], request["target"])
-        assert ga.entry(report) == tuple(ga.COUNTS[key]), key
+        assert ga._entry(report) == tuple(ga.COUNTS[key]), key
 
 
 def test_counts_table_is_markdown_with_one_column_per_target():

@@ -309,9 +309,9 @@ def test_static_roofline_figures():
 
 def test_bound_in_words():
     memory = time_bounds(cost.dot(10**6), "H100", "bf16")
-    assert plots.bound_in_words(memory).startswith("memory-bound: T_comms = ")
+    assert plots._bound_in_words(memory).startswith("memory-bound: T_comms = ")
     compute = time_bounds(cost.matmul(8192, 8192, 8192), "H100", "bf16")
-    assert plots.bound_in_words(compute).startswith("compute-bound: T_math = ")
+    assert plots._bound_in_words(compute).startswith("compute-bound: T_math = ")
     assert not math.isnan(compute.intensity)
 
 

@@ -10,6 +10,7 @@ pytest.importorskip("ipywidgets")
 pytest.importorskip("matplotlib")
 
 from gpuperf import cost, memory, plots, tiling
+from gpuperf import inspect as gpu_inspect
 from gpuperf.hardware import chip
 from gpuperf.roofline import time_bounds
 from gpuperf.widgets import tile_reports, tiles, tricks
@@ -54,16 +55,16 @@ def test_precision_the_chip_lacks_is_explained_not_plotted():
 @pytest.mark.parametrize(("stride", "offset"), [(1, 0), (1, 1), (2, 0), (8, 3), (3, 5)])
 def test_coalescing_grid_counts_the_calculators_bytes(stride, offset):
     result = memory.coalescing(stride, offset, 4)
-    grid = plots.coalescing_grid(result, n_lines=64)
-    assert (grid == plots.BYTE_USED).sum() == result.bytes_requested
-    assert (grid != plots.BYTE_IDLE).sum() == result.bytes_moved
+    grid = plots._coalescing_grid(result, n_lines=64)
+    assert (grid == plots._BYTE_USED).sum() == result.bytes_requested
+    assert (grid != plots._BYTE_IDLE).sum() == result.bytes_moved
 
 
 def test_coalescing_view_shows_the_grid_and_reports_efficiency():
     view = tricks.CoalescingView()
     status = view.update(1, 1, 4)
     assert "5 × 32-byte sectors" in status and "80.0%" in status
-    expected = plots.coalescing_grid(memory.coalescing(1, 1, 4), tricks.LINES_DRAWN)
+    expected = plots._coalescing_grid(memory.coalescing(1, 1, 4), tricks.LINES_DRAWN)
     assert np.array_equal(np.asarray(view.image.get_array()), expected)
     assert "beyond the 2 KiB drawn" in view.update(32, 0, 4)
 
@@ -87,7 +88,7 @@ def test_tile_table_agrees_with_the_models_on_what_fits():
     # The compiler keeps fewer buffers than stages on sm_80 (and none pipelined on sm_75), so
     # only a tile whose single stage is over the limit is sure not to fit; the "stages × panels"
     # count is an upper bound on what was compiled.
-    for target, (chip_name, _) in {t: v for t, v in tiles.INSPECT_TARGETS.items()}.items():
+    for target, (chip_name, _) in gpu_inspect.TARGETS.items():
         for bm, bn, bk in [(64, 64, 32), (256, 256, 64), (128, 128, 64)]:
             report = tile_reports.tile_report(target, bm, bn, bk)
             one_stage = tiling.shared_memory_budget(chip_name, bm, bn, bk, "fp16", 1)
@@ -124,10 +125,10 @@ def test_tiling_view_point_and_gauge_follow_the_calculators():
 
 
 def test_target_of_maps_chips_to_compile_targets():
-    assert tiles.target_of("H100-SXM") == "sm_90"
-    assert tiles.target_of("t4") == "sm_75"
+    assert gpu_inspect.target_of("H100-SXM") == "sm_90"
+    assert gpu_inspect.target_of("t4") == "sm_75"
     with pytest.raises(ValueError, match="no compile target"):
-        tiles.target_of("V100")
+        gpu_inspect.target_of("V100")
 
 
 def test_tile_table_matches_a_fresh_compile():
@@ -139,7 +140,9 @@ def test_tile_table_matches_a_fresh_compile():
             "matmul", target, dtype="fp16", num_warps=4, num_stages=3,
             BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=bk,
         )  # fmt: skip
-        assert tile_reports.entry(fresh) == tuple(tile_reports.REPORTS[(target, bm, bn, bk)])
+        assert tile_reports.TileReport.from_report(fresh) == tile_reports.tile_report(
+            target, bm, bn, bk
+        )
 
 
 # --- waves ----------------------------------------------------------------------------------

@@ -251,7 +251,7 @@ CASES: dict[str, tuple[str, dict]] = {
 }
 
 
-def requests() -> list[dict]:
+def _requests() -> list[dict]:
     """The :func:`gpuperf.inspect.compile_many` requests for every case on every target."""
     return [
         dict(kernel=kernel, target=target, dtype=DTYPE, **overrides)
@@ -260,7 +260,7 @@ def requests() -> list[dict]:
     ]
 
 
-def entry(report: object) -> tuple:
+def _entry(report: object) -> tuple:
     """A compile report as a stored row: family counts (in :data:`FAMILY_KEYS` order), shared
     memory bytes, registers per thread, the tensor-core instructions found, the count of
     opcodes naming ``shared::cluster`` and the family opcodes. The row is checked as
@@ -395,11 +395,11 @@ def regenerate(path: str | Path | None = None) -> int:  # pragma: no cover - off
     """Compile every case (about a minute, cached by gpuperf.inspect) and rewrite the table."""
     from . import inspect as gi
 
-    reports = gi.compile_many(requests())
+    reports = gi.compile_many(_requests())
     lines = []
-    for request, report in zip(requests(), reports, strict=True):
+    for request, report in zip(_requests(), reports, strict=True):
         key = (request["kernel"], request["target"])
-        lines.append(f"    {key!r}: {entry(report)!r},")
+        lines.append(f"    {key!r}: {_entry(report)!r},")
     version = reports[0].triton_version
     path = Path(path or __file__)
     text = path.read_text(encoding="utf-8")
@@ -558,12 +558,10 @@ __all__ = [
     "TileOverlap",
     "cluster_count",
     "counts_table",
-    "entry",
     "family_counts",
     "mma_flops",
     "mma_shape",
     "regenerate",
-    "requests",
     "stored",
     "tile_overlap",
 ]

@@ -65,6 +65,22 @@ _ALL_TARGETS = {**TARGETS, **ARCH_TARGETS}
 DTYPES = ("fp32", "fp16", "bf16")
 
 
+def target_of(chip_name: str) -> str:
+    """The compile target (``"sm_80"``) of a chip of :data:`TARGETS` (``"A100"`` → sm_80).
+
+    ``KeyError`` for a name the chip table does not know; ``ValueError`` listing the targets for a
+    chip the course does not compile for (a V100, a TPU).
+    """
+    from .hardware import chip
+
+    name = chip(chip_name).name
+    for target, (target_chip, _) in TARGETS.items():
+        if chip(target_chip).name == name:
+            return target
+    known = ", ".join(f"{chip(c).name} ({t})" for t, (c, _) in TARGETS.items())
+    raise ValueError(f"chip_name={chip_name!r}: no compile target for {name}; known: {known}")
+
+
 @dataclass(frozen=True)
 class KernelSpec:
     """How to compile one course kernel: its module, ``@triton.jit`` name and meta-parameters."""
@@ -680,7 +696,7 @@ def _signature(fn, job: dict) -> dict:
     return sig
 
 
-def parse_resource_usage(text: str) -> dict[str, int | None]:
+def _parse_resource_usage(text: str) -> dict[str, int | None]:
     """Registers and per-thread stack/local bytes from ``cuobjdump -res-usage`` output.
 
     The line looks like ``REG:255 STACK:1024 SHARED:1024 LOCAL:0 ...``. Spilled registers go to
@@ -694,7 +710,7 @@ def parse_resource_usage(text: str) -> dict[str, int | None]:
     return found
 
 
-def spill_traffic(sass: str) -> tuple[int, int]:
+def _spill_traffic(sass: str) -> tuple[int, int]:
     """Bytes of spill stores and spill loads in a SASS listing, counted as ``ptxas -v`` does.
 
     Each ``STL`` / ``LDL`` instruction moves 4 bytes per thread, ``.64`` 8 and ``.128`` 16
@@ -711,7 +727,7 @@ def spill_traffic(sass: str) -> tuple[int, int]:
     return totals["STL"], totals["LDL"]
 
 
-def parse_ptxas_log(text: str) -> dict[str, int] | None:
+def _parse_ptxas_log(text: str) -> dict[str, int] | None:
     """Stack frame, spill stores / loads and registers from a ``ptxas -v`` log (one kernel).
 
     ``None`` when the log has no such lines (ptxas failed, or was not run with ``-v``).
@@ -723,7 +739,7 @@ def parse_ptxas_log(text: str) -> dict[str, int] | None:
     return {"registers": int(regs.group(1)), "stack": frame, "stores": stores, "loads": loads}
 
 
-def spills_from(usage: str, sass: str, ptxas_log: str | None = None) -> dict[str, int | None]:
+def _spills_from(usage: str, sass: str, ptxas_log: str | None = None) -> dict[str, int | None]:
     """Registers and spills of one cubin from its ``cuobjdump -res-usage`` and ``-sass`` text.
 
     ``spill`` is the per-thread stack frame of a kernel that spills registers into it (0 when it
@@ -733,13 +749,13 @@ def spills_from(usage: str, sass: str, ptxas_log: str | None = None) -> dict[str
     own; without one, every ``STL`` / ``LDL`` in the SASS is counted, which matched ptxas for the
     course matmuls and over-counts kernels whose stack frame holds something else.
     """
-    res = parse_resource_usage(usage)
+    res = _parse_resource_usage(usage)
     frame = (res["stack"] or 0) + (res["local"] or 0)
-    log = parse_ptxas_log(ptxas_log) if ptxas_log else None
+    log = _parse_ptxas_log(ptxas_log) if ptxas_log else None
     if log is not None and log["registers"] == res["reg"]:
         stores, loads = log["stores"], log["loads"]
     else:
-        stores, loads = spill_traffic(sass)
+        stores, loads = _spill_traffic(sass)
     return {
         "registers": res["reg"],
         "spill": frame if stores else 0,
@@ -816,13 +832,13 @@ def _compile_one(job: dict) -> dict:
             [str(tools / "cuobjdump"), "-sass", str(cubin)], capture_output=True, text=True
         ).stdout
         found += sorted({f"SASS {name}" for name in _TC_SASS.findall(sass)})
-    res = parse_resource_usage(usage)
+    res = _parse_resource_usage(usage)
     # A stack frame may hold spills or a local array: ask ptxas which (a second, same compile).
     needs_log = (res["stack"] or 0) + (res["local"] or 0) > 0
     log = _ptxas_log(ptx, job["cc"]) if needs_log else None
     return {
         "shared": int(compiled.metadata.shared),
-        **spills_from(usage, sass, log),
+        **_spills_from(usage, sass, log),
         "tensor_cores": found,
         "global_accesses": accesses,
         "ptx_instructions": opcodes,
@@ -857,9 +873,6 @@ __all__ = [
     "compile_kernel",
     "compile_many",
     "inspect_all",
-    "parse_ptxas_log",
-    "parse_resource_usage",
-    "spill_traffic",
-    "spills_from",
     "table",
+    "target_of",
 ]

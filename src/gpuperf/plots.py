@@ -23,10 +23,29 @@ from .hardware import Chip, chip
 from .roofline import attainable_flops
 from .units import format_flops
 
-__all__ = ["roofline"]
+__all__ = [
+    "MAX_LINES_DRAWN",
+    "MAX_TILES_DRAWN",
+    "achieved_roofline",
+    "attention_traffic",
+    "batch_roofline",
+    "checkpoint_tradeoff",
+    "coalescing_picture",
+    "compute_vs_bandwidth",
+    "effective_bandwidth_curves",
+    "gpu_anatomy",
+    "link_bandwidths",
+    "memory_ladder",
+    "roofline",
+    "roofline_bandwidths",
+    "sawtooth",
+    "smem_gauges",
+    "tile_picture",
+    "traffic_bars",
+]
 
 _TFLOPS = 1e12
-#: Most cache lines :func:`coalescing_grid` draws, and most tiles per side :func:`tile_picture`
+#: Most cache lines :func:`_coalescing_grid` draws, and most tiles per side :func:`tile_picture`
 #: draws (a figure, not a data structure: beyond these nothing is readable anyway).
 MAX_LINES_DRAWN = 1024
 MAX_TILES_DRAWN = 256
@@ -161,7 +180,7 @@ def _vertical_band(ax: Any, x0: float, x1: float, color: str) -> Any:
     return band
 
 
-class RooflinePanel:
+class _RooflinePanel:
     """A log-log roofline on one ``Axes`` whose roof, ridge point, regions and point move in place.
 
     Axis limits are fixed at construction, so moving any artist never needs a full redraw: a
@@ -278,7 +297,7 @@ class RooflinePanel:
         self._text(self.point_label, "")
 
 
-class TimeBarsPanel:
+class _TimeBarsPanel:
     """Two horizontal bars, T_math and T_comms, scaled to the larger; the bound named in words."""
 
     def __init__(self, ax: Any, *, annotate: bool = True) -> None:
@@ -322,7 +341,7 @@ class TimeBarsPanel:
             if self.annotate:
                 text.set_text(format_seconds(seconds))
         if self.annotate:
-            self.verdict.set_text(bound_in_words(bounds))
+            self.verdict.set_text(_bound_in_words(bounds))
 
     def clear(self, message: str = "") -> None:
         for bar, text in zip(self.bars, self.values, strict=True):
@@ -332,7 +351,7 @@ class TimeBarsPanel:
             self.verdict.set_text(message)
 
 
-def bound_in_words(bounds: Any) -> str:
+def _bound_in_words(bounds: Any) -> str:
     """``'memory-bound: T_comms is 37× T_math'`` for a :class:`~gpuperf.roofline.TimeBounds`."""
     if bounds.t_math_s == 0:
         return "memory-bound: no math at all"
@@ -344,7 +363,7 @@ def bound_in_words(bounds: Any) -> str:
     return f"compute-bound: T_math = {1 / ratio:.3g} × T_comms"
 
 
-class PeakBarsPanel:
+class _PeakBarsPanel:
     """Dense peak FLOP/s per precision for one chip (log scale); missing precisions show '–'."""
 
     def __init__(
@@ -408,7 +427,7 @@ _DIE_LAYOUT = {
     "Ampere (GA100)": ("GA100", 8, 8, 2, {"INT32": 16, "FP32": 16, "FP64": 8, "LD/ST": 8}),
     "Hopper": ("GH100", 8, 9, 2, {"INT32": 16, "FP32": 32, "FP64": 16, "LD/ST": 8}),
 }
-SM_PARTITIONS = 4
+_SM_PARTITIONS = 4
 
 
 def gpu_anatomy(chip_name: str | Chip = "A100-80GB", *, figsize=(6.4, 8.6)) -> Any:
@@ -489,10 +508,10 @@ def gpu_anatomy(chip_name: str | Chip = "A100-80GB", *, figsize=(6.4, 8.6)) -> A
     ax.axis("off")
     ax.set_title("inside one SM (streaming multiprocessor)", fontsize=10)
     box(ax, 2, 91, 96, 7, "L1 instruction cache", "lightyellow")
-    regs = the_chip.registers_per_sm // SM_PARTITIONS
+    regs = the_chip.registers_per_sm // _SM_PARTITIONS
     x0, y0, pw, ph = 2, 21, 96, 68
     box(ax, x0, y0, pw, ph, "", "#f4f4f4")
-    ax.text(x0 + 2, y0 + ph - 1.5, f"one of {SM_PARTITIONS} identical partitions", va="top",
+    ax.text(x0 + 2, y0 + ph - 1.5, f"one of {_SM_PARTITIONS} identical partitions", va="top",
             fontsize=9, fontstyle="italic")  # fmt: skip
     box(ax, x0 + 2, y0 + 50, pw - 4, 8,
         "L0 i-cache · warp scheduler · dispatch (32 threads/clock)", "lightyellow",
@@ -712,13 +731,13 @@ def achieved_roofline(
 # The ``draw_*`` helpers draw onto a given Axes and return the artists a live view moves; the
 # figure functions around them build a pyplot figure for a static notebook figure.
 
-#: Colour codes of :func:`coalescing_grid`: byte not fetched, fetched but unused, requested.
-BYTE_IDLE, BYTE_WASTED, BYTE_USED = 0, 1, 2
+#: Colour codes of :func:`_coalescing_grid`: byte not fetched, fetched but unused, requested.
+_BYTE_IDLE, _BYTE_WASTED, _BYTE_USED = 0, 1, 2
 _BYTE_COLOURS = ("#f4f4f4", "#f4a582", "#2166ac")
 
 
-def coalescing_grid(result: Any, n_lines: int = 32) -> np.ndarray:
-    """Bytes of memory as an (n_lines, line_bytes) array of :data:`BYTE_IDLE`/`WASTED`/`USED`.
+def _coalescing_grid(result: Any, n_lines: int = 32) -> np.ndarray:
+    """Bytes of memory as an (n_lines, line_bytes) array of :data:`_BYTE_IDLE`/`WASTED`/`USED`.
 
     Row r is cache line r; a byte is WASTED when its sector is fetched but no lane asked for it.
     Addresses beyond ``n_lines`` lines are not drawn (the caller says so in its caption).
@@ -729,23 +748,23 @@ def coalescing_grid(result: Any, n_lines: int = 32) -> np.ndarray:
         raise TypeError(f"result={result!r} must be a gpuperf.memory.Coalescing")
     n_lines = positive_int("n_lines", n_lines, maximum=MAX_LINES_DRAWN)
     line, sector = result.line_bytes, result.sector_bytes
-    grid = np.full(n_lines * line, BYTE_IDLE, dtype=np.int8)
+    grid = np.full(n_lines * line, _BYTE_IDLE, dtype=np.int8)
     for s in result.sectors:
         start = s * sector
         if start < grid.size:
-            grid[start : min(start + sector, grid.size)] = BYTE_WASTED
+            grid[start : min(start + sector, grid.size)] = _BYTE_WASTED
     for address in result.addresses:
         if address < grid.size:
-            grid[address : min(address + result.element_bytes, grid.size)] = BYTE_USED
+            grid[address : min(address + result.element_bytes, grid.size)] = _BYTE_USED
     return grid.reshape(n_lines, line)
 
 
-def draw_coalescing(ax: Any, result: Any, n_lines: int = 32) -> Any:
+def _draw_coalescing(ax: Any, result: Any, n_lines: int = 32) -> Any:
     """One warp's load as a byte map (rows: 128-byte lines, dotted columns: 32-byte sectors)."""
-    colors = require_matplotlib("matplotlib.colors")
+    colors = _require_matplotlib("matplotlib.colors")
     cmap = colors.ListedColormap(_BYTE_COLOURS)
     image = ax.imshow(
-        coalescing_grid(result, n_lines),
+        _coalescing_grid(result, n_lines),
         cmap=cmap,
         vmin=-0.5,
         vmax=2.5,
@@ -771,7 +790,7 @@ def coalescing_picture(results: Sequence[Any], n_lines: int = 16) -> Any:
         1, len(results), figsize=(2.6 * len(results), 3.2), layout="constrained", squeeze=False
     )
     for ax, result in zip(axes[0], results, strict=True):
-        draw_coalescing(ax, result, n_lines)
+        _draw_coalescing(ax, result, n_lines)
         ax.set_title(
             f"stride {result.stride}, offset {result.offset}\n{result.transactions} sectors, "
             f"{result.efficiency:.0%} useful",
@@ -781,13 +800,13 @@ def coalescing_picture(results: Sequence[Any], n_lines: int = 16) -> Any:
     return fig
 
 
-def require_matplotlib(module: str) -> Any:
+def _require_matplotlib(module: str) -> Any:
     from .runtime import require
 
     return require(module, "pip install matplotlib")
 
 
-def draw_sawtooth(ax: Any, sizes: np.ndarray, efficiency: np.ndarray, **style: Any) -> Any:
+def _draw_sawtooth(ax: Any, sizes: np.ndarray, efficiency: np.ndarray, **style: Any) -> Any:
     """The wave-efficiency curve as a step line; returns the Line2D."""
     (line,) = ax.plot(sizes, efficiency, drawstyle="steps-post", lw=1.2, **style)
     return line
@@ -810,7 +829,7 @@ def sawtooth(
     for name in chips:
         the_chip = chip(name)
         eff = wave_efficiency_curve(sizes, block_m, block_n, the_chip)
-        line = draw_sawtooth(ax, sizes, eff, label=f"{the_chip.name} ({the_chip.sm_count} SMs)")
+        line = _draw_sawtooth(ax, sizes, eff, label=f"{the_chip.name} ({the_chip.sm_count} SMs)")
         for n in highlight:
             value = wave_efficiency(n, n, block_m, block_n, the_chip)
             ax.plot(n, value, "o", color=line.get_color(), mec="black", ms=6, zorder=3)
@@ -837,7 +856,7 @@ def tile_picture(m: int, n: int, block_m: int, block_n: int, *, figsize=(4.2, 4.
             f"m={m}, n={n} with {block_m} × {block_n} tiles is a {tiles_m} × {tiles_n} grid; "
             f"tile_picture draws at most {MAX_TILES_DRAWN} tiles per side (one line per edge)"
         )
-    patches = require_matplotlib("matplotlib.patches")
+    patches = _require_matplotlib("matplotlib.patches")
     plt = _pyplot()
     fig, ax = plt.subplots(figsize=figsize, layout="constrained")
     padded_m, padded_n = tiles_m * block_m, tiles_n * block_n
@@ -868,10 +887,10 @@ def tile_picture(m: int, n: int, block_m: int, block_n: int, *, figsize=(4.2, 4.
     return fig
 
 
-def draw_smem_gauge(ax: Any, budget: Any | None = None) -> tuple[Any, Any]:
+def _draw_smem_gauge(ax: Any, budget: Any | None = None) -> tuple[Any, Any]:
     """A horizontal gauge: shared memory needed over the per-block limit (1.0 = full).
 
-    Returns (bar, text) to move with :func:`set_smem_gauge`. The axis runs to 1.5 so an
+    Returns (bar, text) to move with :func:`_set_smem_gauge`. The axis runs to 1.5 so an
     overflow shows past the red limit line.
     """
     (bar,) = ax.barh([0], [0.0], height=0.5, color="tab:green")
@@ -883,11 +902,11 @@ def draw_smem_gauge(ax: Any, budget: Any | None = None) -> tuple[Any, Any]:
     ax.set_xlabel("shared memory needed / available per block")
     text = ax.text(0.02, 0.35, "", fontsize=8, va="bottom")
     if budget is not None:
-        set_smem_gauge(bar, text, budget)
+        _set_smem_gauge(bar, text, budget)
     return bar, text
 
 
-def set_smem_gauge(bar: Any, text: Any, budget: Any) -> None:
+def _set_smem_gauge(bar: Any, text: Any, budget: Any) -> None:
     """Fill the gauge from a :class:`~gpuperf.tiling.SharedMemoryBudget`."""
     fraction = budget.fraction_used
     bar.set_width(min(fraction, 1.5))
@@ -906,7 +925,7 @@ def smem_gauges(budgets: Sequence[Any], *, figsize: tuple[float, float] = (6.4, 
         layout="constrained", squeeze=False,
     )  # fmt: skip
     for ax, budget in zip(axes[:, 0], budgets, strict=True):
-        draw_smem_gauge(ax, budget)
+        _draw_smem_gauge(ax, budget)
         ax.set_ylabel(budget.chip_name, rotation=0, ha="right", va="center", fontsize=9)
         if ax is not axes[-1, 0]:
             ax.set_xlabel("")

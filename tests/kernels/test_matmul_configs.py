@@ -19,8 +19,8 @@ from gpuperf.kernels.matmul import (
     AUTOTUNE_CONFIGS,
     DEFAULT_CONFIGS,
     MatmulConfig,
+    _check_config,
     _prune_configs,
-    check_config,
     default_config,
     device_arch,
 )
@@ -105,7 +105,7 @@ def test_every_row_passes_the_launch_check():
     for arch, _, dtype, config in ROWS:
         torch_dtype = {"fp32": torch.float32, "fp16": torch.float16, "bf16": torch.bfloat16}
         if arch == "sm_90":  # the CPU check uses the H100's limit; other chips are smaller
-            assert check_config(config, torch_dtype[dtype]) == config
+            assert _check_config(config, torch_dtype[dtype]) == config
 
 
 @pytest.mark.parametrize(

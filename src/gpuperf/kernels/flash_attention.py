@@ -22,7 +22,7 @@ Precision: fp32 inputs use IEEE fp32 dot products (``input_precision="ieee"``), 
 behind the reader's back, so the CPU interpreter and a GPU agree within the fp32 tolerance of
 :mod:`gpuperf.tolerances`; fp16/bf16 inputs use tensor cores as usual.
 
-Limits checked before compiling (:func:`check_config`): tiles are powers of two in 16–256,
+Limits checked before compiling (:func:`_check_config`): tiles are powers of two in 16–256,
 ``num_warps`` in 1–32, ``num_stages`` in 1–8, the K and V tiles fit the device's shared memory
 per block, and the live fp32 tiles (Q, the accumulator, the scores) stay within
 :data:`MAX_LIVE_PER_THREAD` values per thread — beyond that the compiler runs for minutes and
@@ -35,7 +35,7 @@ is unrolled into FMAs held in registers, and those tiles spill (the fp16 forward
 thread in local memory): there each kernel and dtype has its own tiles, :data:`T4_CONFIGS`,
 chosen from offline compiles as the largest tile that fits without spilling registers
 (``tests/kernels/test_flash_attention_configs.py`` recompiles them) for d = 64. Tiles given by
-the caller serve all three kernels (:func:`backward_config` halves the fp32 dK/dV kernel's
+the caller serve all three kernels (:func:`_backward_config` halves the fp32 dK/dV kernel's
 BLOCK_M on a T4 until it fits).
 
 NaN and infinity: a NaN (or ±inf) in q, k or v reaches the affected rows as NaN, as in torch.
@@ -338,7 +338,7 @@ class FlashConfig:
         return live // (32 * self.num_warps)
 
 
-def check_config(
+def _check_config(
     config: FlashConfig, head_dim: int, dtype: torch.dtype, what: str = "flash_attention"
 ) -> FlashConfig:
     """Validate a FlashAttention configuration before compiling (numbers in every message)."""
@@ -362,7 +362,7 @@ def check_config(
     return config
 
 
-def backward_config(
+def _backward_config(
     config: FlashConfig, dtype: torch.dtype, arch: str | None = None
 ) -> FlashConfig:
     """Backward tiles for forward tiles the caller chose: the forward's, except where dK/dV
@@ -442,7 +442,7 @@ def default_configs(dtype: torch.dtype, arch: str | None = None) -> FlashDefault
     return FlashDefaults(portable, portable, portable)
 
 
-def flash_grid(seq_len: int, batch_heads: int, block: int) -> tuple[int]:
+def _flash_grid(seq_len: int, batch_heads: int, block: int) -> tuple[int]:
     """The 1-D launch grid: ⌈seq/block⌉ blocks for each of the batch·heads (one axis)."""
     return check_grid((cdiv(seq_len, block) * batch_heads,), "flash_attention")
 
@@ -456,7 +456,7 @@ def _flash_forward(q, k, v, is_causal, config: FlashConfig):
     bh = q.numel() // (seq * d)
     o = torch.empty_like(q)
     lse = torch.empty(q.shape[:-1], dtype=torch.float32, device=q.device)
-    _flash_fwd_kernel[flash_grid(seq, bh, config.BLOCK_M)](
+    _flash_fwd_kernel[_flash_grid(seq, bh, config.BLOCK_M)](
         q,
         k,
         v,
@@ -502,10 +502,10 @@ def _flash_backward(
 
     dq_config = config if dq_config is None else dq_config
     scalars = (seq, d, 1.0 / math.sqrt(d), seq * d, d)
-    _flash_bwd_dkdv_kernel[flash_grid(seq, bh, config.BLOCK_N)](
+    _flash_bwd_dkdv_kernel[_flash_grid(seq, bh, config.BLOCK_N)](
         q, k, v, do, lse, delta, dk, dv, *scalars, **meta(config)
     )
-    _flash_bwd_dq_kernel[flash_grid(seq, bh, dq_config.BLOCK_M)](
+    _flash_bwd_dq_kernel[_flash_grid(seq, bh, dq_config.BLOCK_M)](
         q, k, v, do, lse, delta, dq, *scalars, **meta(dq_config)
     )
     return dq, dk, dv
@@ -521,10 +521,10 @@ class FlashAttention(torch.autograd.Function):
     """FlashAttention-2 in Triton: ``FlashAttention.apply(q, k, v, is_causal=False)``.
 
     Class attributes ``BLOCK_M``/``BLOCK_N`` set the tiles (powers of two, 16–256),
-    ``NUM_WARPS``/``NUM_STAGES`` the launch; all are checked by :func:`check_config`. Left as
+    ``NUM_WARPS``/``NUM_STAGES`` the launch; all are checked by :func:`_check_config`. Left as
     ``None`` they come from :func:`default_configs` (per kernel on a T4); if any is set, the
     forward uses the given values (the rest from the default forward) and the backward uses
-    :func:`backward_config` of that.
+    :func:`_backward_config` of that.
     """
 
     BLOCK_M: int | None = None
@@ -544,15 +544,15 @@ class FlashAttention(torch.autograd.Function):
         else:
             fwd, dkdv, dq = _given_or_default(given, defaults.forward), None, None
         d = q.shape[-1]
-        fwd = check_config(fwd, d, q.dtype, "FlashAttention")
+        fwd = _check_config(fwd, d, q.dtype, "FlashAttention")
         if dkdv is None:
-            dkdv = dq = backward_config(fwd, q.dtype)
+            dkdv = dq = _backward_config(fwd, q.dtype)
         o, lse = _flash_forward(q, k, v, is_causal, fwd)
         ctx.save_for_backward(q, k, v, o, lse)
         ctx.is_causal = is_causal
         ctx.configs = (
-            check_config(dkdv, d, q.dtype, "FlashAttention backward (dK/dV)"),
-            check_config(dq, d, q.dtype, "FlashAttention backward (dQ)"),
+            _check_config(dkdv, d, q.dtype, "FlashAttention backward (dK/dV)"),
+            _check_config(dq, d, q.dtype, "FlashAttention backward (dQ)"),
         )
         return o
 
@@ -582,7 +582,7 @@ def flash_attention(
     _check_qkv(q, k, v, "flash_attention")
     given = (BLOCK_M, BLOCK_N, num_warps, num_stages)
     if not all(x is None for x in given):  # fail here, before touching the class
-        check_config(
+        _check_config(
             _given_or_default(given, default_configs(q.dtype).forward), q.shape[-1], q.dtype
         )
     cls = FlashAttention
@@ -691,9 +691,6 @@ __all__ = [
     "FlashDefaults",
     "attention_cost",
     "attention_ref",
-    "backward_config",
-    "check_config",
     "default_configs",
     "flash_attention",
-    "flash_grid",
 ]

@@ -42,11 +42,11 @@ from ..runtime import interpreting
 from ._common import cdiv, check_grid, flag, reject_bf16_in_interpreter
 from .flash_attention import (
     FlashConfig,
+    _backward_config,
+    _check_config,
     _check_qkv,
     _flash_backward,
     attention_ref,
-    backward_config,
-    check_config,
 )
 
 #: Head dimensions the descriptor kernel accepts (the TMA box spans the whole of d).
@@ -248,7 +248,7 @@ class FlashAttentionHopper(torch.autograd.Function):
         _check_hopper(q, k, v, "FlashAttentionHopper")
         d = q.shape[-1]
         wanted = FlashAttentionHopper.CONFIG or hopper_config(d)
-        config = check_config(wanted, d, q.dtype, "FlashAttentionHopper")
+        config = _check_config(wanted, d, q.dtype, "FlashAttentionHopper")
         o, lse = _forward(q, k, v, is_causal, config)
         ctx.save_for_backward(q, k, v, o, lse)
         ctx.is_causal = is_causal
@@ -258,7 +258,7 @@ class FlashAttentionHopper(torch.autograd.Function):
     def backward(ctx, do):
         q, k, v, o, lse = ctx.saved_tensors
         # The portable kernels' default tiles: the backward is not tuned for Hopper here.
-        config = backward_config(FlashConfig(), q.dtype)
+        config = _backward_config(FlashConfig(), q.dtype)
         dq, dk, dv = _flash_backward(q, k, v, o, lse, do, ctx.is_causal, config)
         return dq, dk, dv, None
 

@@ -344,7 +344,7 @@ def _autotuned_kernel():
     return _autotuned
 
 
-def check_config(config: MatmulConfig, dtype: torch.dtype, what: str = "matmul") -> MatmulConfig:
+def _check_config(config: MatmulConfig, dtype: torch.dtype, what: str = "matmul") -> MatmulConfig:
     """Validate a configuration before compiling: bounds, registers, shared memory."""
     block("BLOCK_M", config.BLOCK_M, 16, 256)
     block("BLOCK_N", config.BLOCK_N, 16, 256)
@@ -445,7 +445,7 @@ def matmul(
         num_warps=num_warps,
         num_stages=num_stages,
     )
-    config = check_config(
+    config = _check_config(
         MatmulConfig(**{key: getattr(base, key) if v is None else v for key, v in given.items()}),
         a.dtype,
     )
@@ -467,12 +467,9 @@ __all__ = [
     "AUTOTUNE_CONFIGS",
     "DEFAULT_CONFIGS",
     "MatmulConfig",
-    "check_config",
     "default_config",
-    "device_arch",  # re-exported from ._common
     "matmul",
     "matmul_cost",
     "matmul_naive",
     "matmul_ref",
-    "precision_of",
 ]

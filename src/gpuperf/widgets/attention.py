@@ -28,7 +28,7 @@ import numpy as np
 from .. import attention as attn
 from .._validate import positive_int
 from ..hardware import Chip, chip, chips
-from ..plots import RooflinePanel
+from ..plots import _RooflinePanel
 from ..roofline import time_bounds
 from ..runtime import require
 from ..scrub import Scrubber, control
@@ -271,7 +271,7 @@ class AttentionView:
         left, right = figure.subplots(1, 2)
         figure.subplots_adjust(left=0.08, right=0.98, top=0.91, bottom=0.14, wspace=0.25)
         # The roof, ridge and shaded regions come from the chapter 2 roofline panel.
-        self.panel = RooflinePanel(left, intensity_range=_INTENSITY, flops_range=_FLOPS)
+        self.panel = _RooflinePanel(left, intensity_range=_INTENSITY, flops_range=_FLOPS)
         left.set_xlabel("arithmetic intensity (FLOP / HBM byte)")
         left.set_title("forward pass on the roofline", fontsize=10)
         self.standard_point = self.panel.point

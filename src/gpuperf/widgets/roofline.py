@@ -126,8 +126,8 @@ class HardwareView:
         self.figure = new_figure(FIGSIZE, dpi=dpi)
         left, right = self.figure.subplots(1, 2, gridspec_kw={"width_ratios": [1.5, 1]})
         self.figure.subplots_adjust(left=0.09, right=0.98, bottom=0.14, top=0.97, wspace=0.28)
-        self.roofline = plots.RooflinePanel(left, intensity_range=(0.1, 1e4), annotate=annotate)
-        self.peaks = plots.PeakBarsPanel(right, annotate=annotate)
+        self.roofline = plots._RooflinePanel(left, intensity_range=(0.1, 1e4), annotate=annotate)
+        self.peaks = plots._PeakBarsPanel(right, annotate=annotate)
         self.ridge = None
 
     @property
@@ -405,10 +405,10 @@ class RooflineView:
         self.figure = new_figure(FIGSIZE, dpi=dpi)
         left, right = self.figure.subplots(1, 2, gridspec_kw={"width_ratios": [1.55, 1]})
         self.figure.subplots_adjust(left=0.09, right=0.97, bottom=0.14, top=0.91, wspace=0.42)
-        self.roofline = plots.RooflinePanel(
+        self.roofline = plots._RooflinePanel(
             left, intensity_range=(0.03, 3e4), flops_range=(1e9, 3e16), annotate=annotate
         )
-        self.bars = plots.TimeBarsPanel(right, annotate=annotate)
+        self.bars = plots._TimeBarsPanel(right, annotate=annotate)
         self.bounds = None
 
     @property
@@ -435,7 +435,7 @@ class RooflineView:
             f"{_describe(op, tokens, width)} in {precision} on the {the_chip.name}: "
             f"{format_flops(the_op.flops)[:-2]}, {format_bytes(the_op.bytes)} moved, intensity "
             f"{bounds.intensity:.3g} FLOP/byte vs ridge point {bounds.ridge_point:.3g} → "
-            f"{plots.bound_in_words(bounds)}; at best "
+            f"{plots._bound_in_words(bounds)}; at best "
             f"{format_flops(bounds.attainable_flops_per_s)}."
         )
         if op == "matmul":

@@ -134,7 +134,7 @@ def roofline_static(
             return []
         the_op = operation(op, tokens, width, precision)
         bounds = time_bounds(the_op, the_chip, precision)
-        verdict = plots.bound_in_words(bounds)
+        verdict = plots._bound_in_words(bounds)
         if op == "matmul":
             critical = critical_batch_size(the_chip, precision, d=width, f=width)
             verdict += (

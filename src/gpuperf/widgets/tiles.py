@@ -28,7 +28,7 @@ import numpy as np
 
 from .. import plots, tiling
 from ..hardware import chip
-from ..inspect import TARGETS as INSPECT_TARGETS
+from ..inspect import target_of
 from ..roofline import attainable_flops
 from ..runtime import require
 from ..scrub import Scrubber, control
@@ -42,7 +42,6 @@ __all__ = [
     "TILE_SHAPES",
     "TilingView",
     "WaveView",
-    "target_of",
     "tiling_explorer",
     "tiling_scrubber",
     "tiling_static",
@@ -56,15 +55,6 @@ _INTENSITY = (0.2, 2e3)
 _FLOPS = (1e11, 2e15)
 
 
-def target_of(chip_name: str) -> str:
-    """The compile target (``sm_80``) of a chip in :data:`gpuperf.inspect.TARGETS`."""
-    name = chip(chip_name).name
-    for target, (target_chip, _) in INSPECT_TARGETS.items():
-        if chip(target_chip).name == name:
-            return target
-    raise ValueError(f"no compile target for {name}; known: {list(INSPECT_TARGETS)}")
-
-
 class TilingView:
     """Roofline with the tiled matmul's point (top) and a shared-memory gauge (bottom)."""
 
@@ -73,7 +63,7 @@ class TilingView:
         top, bottom = figure.subplots(2, 1, height_ratios=(4, 1))
         figure.subplots_adjust(left=0.13, right=0.97, top=0.93, bottom=0.1, hspace=0.45)
         # Chapter 2's roofline panel draws the roof, ridge, regions and the (red) tiled point.
-        self.panel = plots.RooflinePanel(
+        self.panel = plots._RooflinePanel(
             top, intensity_range=_INTENSITY, flops_range=_FLOPS, annotate=False
         )
         self.roof, self.point = self.panel.roof, self.panel.point
@@ -82,7 +72,7 @@ class TilingView:
         top.legend(loc="lower right", fontsize=8)
         top.set_title(f"{MATMUL_SIZE}³ {PRECISION} matmul on the roofline", fontsize=9)
         # The gauge's text stays empty: per-step text costs ~10 ms to draw; the status says it.
-        self.bar, self.gauge_text = plots.draw_smem_gauge(bottom)
+        self.bar, self.gauge_text = plots._draw_smem_gauge(bottom)
         bottom.set_xlabel(
             "shared memory / limit per block: compiler's bytes (solid), "
             f"else model, {tile_reports.NUM_STAGES} full stages (hatched)",
@@ -117,7 +107,7 @@ class TilingView:
                 f"gauge: model, {tile_reports.NUM_STAGES} full stages = "
                 f"{model.shared_memory_bytes / 1024:g} KiB (not compiled)"
             )
-        plots.set_smem_gauge(self.bar, self.gauge_text, budget)
+        plots._set_smem_gauge(self.bar, self.gauge_text, budget)
         self.bar.set_hatch("" if report.fits else "//")
         self.gauge_text.set_text("")
         self.last = {
@@ -375,7 +365,7 @@ class WaveView:
         ax.set_xlabel("matrix size N (N × N output)")
         ax.set_ylabel("wave efficiency")
         ax.grid(True, alpha=0.3)
-        self.curve = plots.draw_sawtooth(ax, SIZES, np.ones_like(SIZES, dtype=float))
+        self.curve = plots._draw_sawtooth(ax, SIZES, np.ones_like(SIZES, dtype=float))
         (self.marker,) = ax.plot([], [], "o", color="tab:red", ms=9, mec="black")
         (self.vline,) = ax.plot([], [], color="tab:red", lw=0.8, ls=":")
         ax.set_title("wave efficiency = tiles / (waves × SMs)", fontsize=9)

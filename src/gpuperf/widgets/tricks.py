@@ -8,7 +8,7 @@ Tensor Cores' rate for that precision moves the *roof* up. Numbers come from
 
 :func:`coalescing_explorer` draws the bytes one warp's load touches when lane i reads element
 ``offset + i·stride``: requested bytes in blue, bytes fetched with them but never used in orange
-(:func:`gpuperf.memory.coalescing`, drawn by :func:`gpuperf.plots.draw_coalescing`).
+(:func:`gpuperf.memory.coalescing`, drawn by :func:`gpuperf.plots._draw_coalescing`).
 
 Each explorer has a kernel-free twin (``*_scrubber``) drawn by the same view class, and
 :func:`coalescing_static` is the online book's client-side figure of :func:`coalescing_explorer`
@@ -79,7 +79,7 @@ class PrecisionView:
         ax = figure.subplots()
         figure.subplots_adjust(left=0.12, right=0.97, top=0.9, bottom=0.14)
         # The roofline drawing is chapter 2's panel (roof, ridge, shaded regions, red point).
-        self.panel = plots.RooflinePanel(
+        self.panel = plots._RooflinePanel(
             ax, intensity_range=_INTENSITY, flops_range=_FLOPS, annotate=False
         )
         self.roof, self.point = self.panel.roof, self.panel.point
@@ -201,14 +201,14 @@ class CoalescingView:
         self.figure = figure = new_figure(figsize, dpi)
         ax = figure.subplots()
         figure.subplots_adjust(left=0.11, right=0.97, top=0.86, bottom=0.13)
-        self.image = plots.draw_coalescing(ax, memory.coalescing(), LINES_DRAWN)
+        self.image = plots._draw_coalescing(ax, memory.coalescing(), LINES_DRAWN)
         ax.set_title("one warp's load: requested (blue), fetched but unused (orange)", fontsize=9)
         self.animated = [self.image]
         self.last: memory.Coalescing | None = None
 
     def update(self, stride: int, offset: int, element_bytes: int) -> str:
         result = memory.coalescing(stride, offset, element_bytes)
-        self.image.set_data(plots.coalescing_grid(result, LINES_DRAWN))
+        self.image.set_data(plots._coalescing_grid(result, LINES_DRAWN))
         self.last = result
         beyond = sum(1 for s in result.sectors if s * result.sector_bytes >= LINES_DRAWN * 128)
         hidden = f" ({beyond} of them beyond the 2 KiB drawn)" if beyond else ""
@@ -327,11 +327,11 @@ def coalescing_static(
     # per colour change when small elements alternate with gaps.
     def fetched(**values: Any) -> list[dict[str, Any]]:
         view.update(**values)
-        return _byte_runs(view.image.get_array(), (plots.BYTE_WASTED, plots.BYTE_USED))
+        return _byte_runs(view.image.get_array(), (plots._BYTE_WASTED, plots._BYTE_USED))
 
     def requested(**values: Any) -> list[dict[str, Any]]:
         view.update(**values)
-        return _byte_runs(view.image.get_array(), (plots.BYTE_USED,))
+        return _byte_runs(view.image.get_array(), (plots._BYTE_USED,))
 
     first = memory.coalescing()
     line_bytes, sector_bytes = first.line_bytes, first.sector_bytes
