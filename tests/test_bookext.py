@@ -31,7 +31,7 @@ def scrubber_page() -> str:
 
 
 def test_frames_become_files_loaded_on_demand(tmp_path):
-    html = bookext.externalize_frames(scrubber_page(), "chapters/x.html", tmp_path)
+    html = bookext._externalize_frames(scrubber_page(), "chapters/x.html", tmp_path)
     assert "base64," not in html.split("<script>")[1]  # no frame left inline in the data
     assert "image.src = data.frames[key]" in html
     files = sorted((tmp_path / "_images" / "frames").iterdir())
@@ -41,30 +41,30 @@ def test_frames_become_files_loaded_on_demand(tmp_path):
     assert url in html or f"../_images/frames/{files[1].name}" in html
     assert 'src="data:' not in html
     # idempotent: a second pass (an incremental build) changes nothing
-    assert bookext.externalize_frames(html, "chapters/x.html", tmp_path) == html
+    assert bookext._externalize_frames(html, "chapters/x.html", tmp_path) == html
 
 
 def test_unknown_scripts_are_left_alone(tmp_path):
     page = '<script>var data = {"frames": {"0": "abc"}}; show(data.frames[k]);</script>'
-    assert bookext.externalize_frames(page, "x.html", tmp_path) == page
+    assert bookext._externalize_frames(page, "x.html", tmp_path) == page
 
 
 def test_icon_script_and_needless_mathjax_are_dropped():
     page = scrubber_page()
-    light = bookext.drop_mathjax_without_math(bookext.drop_fontawesome(page))
+    light = bookext._drop_mathjax_without_math(bookext._drop_fontawesome(page))
     assert "fontawesome.js" not in light and "tex-chtml.js" not in light
     with_math = page.replace("<body>", '<body><span class="math notranslate">\\(x\\)</span>')
-    assert "tex-chtml.js" in bookext.drop_mathjax_without_math(with_math)
+    assert "tex-chtml.js" in bookext._drop_mathjax_without_math(with_math)
 
 
 def test_images_load_lazily_once():
     html = '<img src="a.png"><img loading="eager" src="b.png">'
-    lazy = bookext.lazy_images(html)
+    lazy = bookext._lazy_images(html)
     assert (
         lazy
         == '<img loading="lazy" decoding="async" src="a.png"><img loading="eager" src="b.png">'
     )
-    assert bookext.lazy_images(lazy) == lazy
+    assert bookext._lazy_images(lazy) == lazy
 
 
 def test_notebooks_zip_strips_outputs_and_adds_lab_tests(tmp_path):
@@ -78,7 +78,7 @@ def test_notebooks_zip_strips_outputs_and_adds_lab_tests(tmp_path):
     nbformat.write(nb, src / "labs" / "lab1" / "student" / "lab1.ipynb")
     (src / "labs" / "lab1" / "student" / "tests" / "q1.py").write_text("OK = 1\n")
     target = tmp_path / "out" / "nb.zip"
-    names = bookext.write_notebooks_zip(src, ["intro", "labs/lab1/student/lab1"], target)
+    names = bookext._write_notebooks_zip(src, ["intro", "labs/lab1/student/lab1"], target)
     assert names == [
         "gpuperf-notebooks/labs/lab1/student/lab1.ipynb",
         "gpuperf-notebooks/labs/lab1/student/tests/q1.py",
@@ -88,7 +88,7 @@ def test_notebooks_zip_strips_outputs_and_adds_lab_tests(tmp_path):
         assert stripped.cells[0].outputs == [] and stripped.cells[0].execution_count is None
         assert archive.read(names[1]) == b"OK = 1\n"
     first = target.read_bytes()
-    bookext.write_notebooks_zip(src, ["intro", "labs/lab1/student/lab1"], target)
+    bookext._write_notebooks_zip(src, ["intro", "labs/lab1/student/lab1"], target)
     assert target.read_bytes() == first  # same notebooks, same bytes
 
 
@@ -102,6 +102,6 @@ def test_print_page_rebases_links_and_strings_articles(tmp_path):
         '<html><head></head><body><article class="bd-article" role="main">'
         '<img loading="lazy" src="../_images/f.png"><a href="#s">s</a></article></body></html>'
     )
-    page = bookext.print_page(tmp_path, ["intro", "chapters/c"])
+    page = bookext._print_page(tmp_path, ["intro", "chapters/c"])
     assert page.index("<h1>Intro</h1>") < page.index('src="_images/f.png"')
     assert 'href="#s"' in page and 'loading="eager"' in page and "_static/a.css" in page

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import math
 import numbers
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import Any, TypeVar
 
 import numpy as np
@@ -201,3 +201,127 @@ def choice(name: str, value: object, options: Iterable[_T]) -> _T:
 def optional(name: str, value: object, check: Any, *args: Any, **kwargs: Any) -> Any:
     """``None`` stays ``None``; anything else goes through ``check(name, value, ...)``."""
     return None if value is None else check(name, value, *args, **kwargs)
+
+
+def sequence(
+    name: str,
+    value: object,
+    check: Any = None,
+    *,
+    minimum: int = 1,
+    maximum: int | None = None,
+) -> tuple[Any, ...]:
+    """``value`` as a tuple of at least ``minimum`` (and at most ``maximum``) items, each passed
+    through ``check(f"{name}[{i}]", item)`` if given. A string, bytes or a mapping is not a
+    sequence of items here (``"T4"`` would be two chips), nor is a number."""
+    if isinstance(value, str | bytes | Mapping) or not isinstance(value, Iterable):
+        raise TypeError(f"{name}={show(value)} must be a list or tuple")
+    items = tuple(value)
+    if len(items) < minimum or (maximum is not None and len(items) > maximum):
+        upper = "" if maximum is None else f" and at most {maximum}"
+        raise ValueError(
+            f"{name}={show(value)} must hold at least {minimum} item(s){upper}, got {len(items)}"
+        )
+    if check is None:
+        return items
+    return tuple(check(f"{name}[{i}]", item) for i, item in enumerate(items))
+
+
+def int_pair(name: str, value: object, minimum: int = 1) -> tuple[int, int]:
+    """Two integers ≥ ``minimum``, such as a tile ``(BLOCK_M, BLOCK_N)``."""
+    first, second = sequence(name, value, minimum=2, maximum=2)
+    try:
+        return positive_int(name, first, minimum), positive_int(name, second, minimum)
+    except ValueError:
+        raise ValueError(f"{name}={show(value)} must be two integers ≥ {minimum}") from None
+
+
+#: A figure larger than this (inches) is a mistake, not a figure: 100 inches at 72 dpi is
+#: already 7200 pixels across.
+MAX_FIGURE_INCHES = 100.0
+
+
+def figsize(name: str, value: object) -> tuple[float, float]:
+    """A matplotlib figure size: (width, height) in inches, each in (0, 100]."""
+    message = f"{name}={show(value)} must be (width, height) in inches, each > 0 and ≤ 100"
+    try:
+        width, height = sequence(name, value, minimum=2, maximum=2)
+        return (
+            positive_float(name, width, maximum=MAX_FIGURE_INCHES),
+            positive_float(name, height, maximum=MAX_FIGURE_INCHES),
+        )
+    except (TypeError, ValueError):
+        raise ValueError(message) from None
+
+
+def value_range(name: str, value: object) -> tuple[float, float]:
+    """A (low, high) axis range of positive finite numbers with low < high (log axes)."""
+    message = f"{name}={show(value)} must be (low, high) with 0 < low < high, both finite"
+    try:
+        low, high = sequence(name, value, minimum=2, maximum=2)
+        low, high = positive_float(name, low), positive_float(name, high)
+    except (TypeError, ValueError):
+        raise ValueError(message) from None
+    if not low < high:
+        raise ValueError(message)
+    return low, high
+
+
+def function(name: str, value: object) -> Any:
+    """``value`` if it is callable; ``TypeError`` naming it otherwise."""
+    if not callable(value):
+        raise TypeError(f"{name}={show(value)} must be callable (a function)")
+    return value
+
+
+def instance(name: str, value: object, kind: type[_T]) -> _T:
+    """``value`` if it is a ``kind``; ``TypeError`` naming the type wanted otherwise (so a
+    config of ``0`` or ``"x"`` is an error, never a silent fall-back to the defaults)."""
+    if not isinstance(value, kind):
+        raise TypeError(f"{name}={show(value)} must be a {kind.__name__}")
+    return value
+
+
+def real_array(
+    name: str,
+    value: object,
+    *,
+    allow_zero: bool = True,
+    allow_negative: bool = False,
+    ndim: int | tuple[int, ...] | None = None,
+    finite: bool = True,
+    max_size: int = 2**26,
+) -> float | np.ndarray:
+    """A real number or an array of them, as a ``float`` (a scalar or a 0-d array) or a float64
+    array. Refuses what numpy would silently convert: strings (``"1"`` → 1.0), booleans,
+    complex numbers (the imaginary part dropped), ``None`` (→ NaN), ragged lists, object arrays;
+    and by default NaN, ±inf and negative values. Empty arrays are refused too."""
+    bound = "real numbers" if allow_negative else "numbers ≥ 0" if allow_zero else "numbers > 0"
+    message = f"{name}={show(value)} must be {'finite ' if finite else ''}{bound}"
+    if value is None or isinstance(value, str | bytes | bool | np.bool_ | Mapping):
+        raise ValueError(message)
+    if _is_real(value):
+        try:
+            array = np.asarray(float(value))
+        except (OverflowError, ValueError):
+            raise ValueError(message) from None
+    else:
+        try:
+            array = np.asarray(value)
+        except (TypeError, ValueError, RuntimeError):  # ragged lists, tensors numpy cannot read
+            raise ValueError(f"{message} (a number or a rectangular array)") from None
+        if array.dtype.kind not in "iuf":  # bool, str, object (ragged, None, huge ints), complex
+            raise ValueError(message)
+        if array.size == 0:
+            raise ValueError(f"{name}={show(value)} must hold at least one number")
+        if array.size > max_size:
+            raise ValueError(f"{name} has {array.size} elements; at most {max_size} are accepted")
+    if ndim is not None and array.ndim not in ((ndim,) if isinstance(ndim, int) else ndim):
+        raise ValueError(f"{name}={show(value)} must have {ndim} dimension(s), got {array.ndim}")
+    array = array.astype(np.float64)
+    with np.errstate(invalid="ignore"):
+        if np.isnan(array).any() or (finite and not np.isfinite(array).all()):
+            raise ValueError(message)
+        if (not allow_negative and (array < 0).any()) or (not allow_zero and (array == 0).any()):
+            raise ValueError(message)
+    return float(array) if array.ndim == 0 else array

@@ -54,6 +54,48 @@ from .cost import OpCost
 from .runtime import has_cuda_gpu, require
 from .units import format_bandwidth, format_flops, format_seconds
 
+__all__ = [
+    "CASE_DEVICE",
+    "COMMIT_ENV",
+    "DECODE_CONTEXTS",
+    "METHOD",
+    "NO_GPU_MESSAGE",
+    "QUICK_ALSO",
+    "REP_MS",
+    "SCHEMA",
+    "TARGETS",
+    "WARMUP_MS",
+    "Case",
+    "Ceilings",
+    "Floor",
+    "Measurement",
+    "NoGPUError",
+    "Prepared",
+    "Run",
+    "Target",
+    "TargetResult",
+    "cases",
+    "chip_floor",
+    "collect",
+    "document",
+    "error_threshold",
+    "evaluate_targets",
+    "format_case_list",
+    "format_records",
+    "format_table",
+    "format_targets",
+    "main",
+    "measure_case",
+    "measure_ceilings",
+    "measure_seconds",
+    "provenance",
+    "relative_error",
+    "roofline_floor",
+    "run",
+    "write_json",
+]
+
+
 NO_GPU_MESSAGE = (
     "No CUDA GPU is present, so nothing can be measured here: gpuperf never simulates or "
     "invents a timing. Run this on a GPU (e.g. Colab: Runtime → Change runtime type → T4 GPU); "

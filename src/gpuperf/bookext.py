@@ -44,6 +44,13 @@ from pathlib import Path
 from typing import Any
 
 #: Where the downloads land, relative to the HTML output directory.
+__all__ = [
+    "BOOK_PDF",
+    "DOWNLOADS",
+    "NOTEBOOKS_ZIP",
+    "setup",
+]
+
 DOWNLOADS = "downloads"
 NOTEBOOKS_ZIP = "gpuperf-notebooks.zip"
 BOOK_PDF = "gpuperf-book.pdf"
@@ -51,7 +58,7 @@ BOOK_PDF = "gpuperf-book.pdf"
 _ZIP_DATE = (2020, 1, 1, 0, 0, 0)
 
 
-def toc_documents(app: Any) -> list[str]:
+def _toc_documents(app: Any) -> list[str]:
     """Every document of the book in reading order (root first), without extension."""
     site_map = getattr(app.config, "external_site_map", None)
     if site_map is None:
@@ -71,7 +78,7 @@ def toc_documents(app: Any) -> list[str]:
     return order
 
 
-def stripped_notebook(path: Path) -> bytes:
+def _stripped_notebook(path: Path) -> bytes:
     """The notebook without outputs, execution counts or widget state."""
     import nbformat
 
@@ -86,7 +93,7 @@ def stripped_notebook(path: Path) -> bytes:
     return out.getvalue().encode("utf-8")
 
 
-def write_notebooks_zip(srcdir: Path, documents: list[str], target: Path) -> list[str]:
+def _write_notebooks_zip(srcdir: Path, documents: list[str], target: Path) -> list[str]:
     """Zip every notebook among ``documents`` (outputs stripped); returns the archive names."""
     names = []
     target.parent.mkdir(parents=True, exist_ok=True)
@@ -105,7 +112,7 @@ def write_notebooks_zip(srcdir: Path, documents: list[str], target: Path) -> lis
             name = f"gpuperf-notebooks/{doc}.ipynb"
             info = zipfile.ZipInfo(name, _ZIP_DATE)
             info.compress_type = zipfile.ZIP_DEFLATED
-            archive.writestr(info, stripped_notebook(path))
+            archive.writestr(info, _stripped_notebook(path))
             names.append(name)
             # a lab's public tests sit next to its student notebook (grader.check reads them)
             for test in sorted((path.parent / "tests").glob("*.py")):
@@ -132,7 +139,7 @@ def _rebase(html: str, page: str) -> str:
     return _URL_ATTR.sub(fix, html)
 
 
-def print_page(outdir: Path, documents: list[str]) -> str:
+def _print_page(outdir: Path, documents: list[str]) -> str:
     """One HTML page with every document's article, in order, for printing."""
     first = (outdir / f"{documents[0]}.html").read_text(encoding="utf-8")
     head = first.split("</head>", 1)[0]
@@ -166,17 +173,17 @@ def print_page(outdir: Path, documents: list[str]) -> str:
     return f"{head}{style}</head><body><main>{body}</main></body></html>"
 
 
-def chromium_path() -> str | None:
+def _chromium_path() -> str | None:
     candidate = os.environ.get("GPUPERF_CHROMIUM")
     if candidate and Path(candidate).is_file():
         return candidate
     return shutil.which("chromium") or shutil.which("chromium-browser")
 
 
-def write_pdf(outdir: Path, documents: list[str], target: Path, chromium: str) -> None:
+def _write_pdf(outdir: Path, documents: list[str], target: Path, chromium: str) -> None:
     """Print the whole book to ``target`` with headless Chromium (offline, file:// URLs)."""
     page = outdir / "_print.html"
-    page.write_text(print_page(outdir, documents), encoding="utf-8")
+    page.write_text(_print_page(outdir, documents), encoding="utf-8")
     try:
         with tempfile.TemporaryDirectory(prefix="gpuperf-pdf-") as profile:
             subprocess.run(
@@ -207,7 +214,7 @@ _INLINE_IMG = re.compile(r'(<img\b[^>]*?\bsrc=")data:image/png;base64,([A-Za-z0-
 FRAMES_DIR = "_images/frames"
 
 
-def drop_fontawesome(html: str) -> str:
+def _drop_fontawesome(html: str) -> str:
     """Remove the theme's 1.5 MB Font Awesome script: its CSS already draws the same icons from
     the web fonts, which the browser fetches only for glyphs a page shows."""
     return _FONTAWESOME_JS.sub("", html)
@@ -218,13 +225,13 @@ _WIDGET_STATE = re.compile(
 )
 
 
-def drop_widget_state(html: str) -> str:
+def _drop_widget_state(html: str) -> str:
     """Remove saved ipywidgets state: nothing in the book renders live widgets (their outputs
     are removed; ``nb_ipywidgets_js`` is empty), so it is dead weight."""
     return _WIDGET_STATE.sub("", html)
 
 
-def drop_mathjax_without_math(html: str) -> str:
+def _drop_mathjax_without_math(html: str) -> str:
     """Remove MathJax from a page with no formula of its own (Sphinx adds it to a page whose
     toctree children have maths, e.g. the front page)."""
     body = html.split("<body", 1)[-1]
@@ -233,7 +240,7 @@ def drop_mathjax_without_math(html: str) -> str:
     return _MATHJAX_TAGS.sub("", html)
 
 
-def externalize_frames(html: str, page: str, outdir: Path) -> str:
+def _externalize_frames(html: str, page: str, outdir: Path) -> str:
     """Move a scrubber's inline base64 frames into PNG files that load when a control selects
     them, and every other inline PNG ``<img>`` into a file: the page keeps a URL per frame, and
     only the first frame of each scrubber loads at once."""
@@ -283,7 +290,7 @@ _VEGA_SPEC = re.compile(
 VEGA_DIR = "_images/vega"
 
 
-def externalize_vega_specs(html: str, page: str, outdir: Path) -> str:
+def _externalize_vega_specs(html: str, page: str, outdir: Path) -> str:
     """Move each :mod:`gpuperf.vega` figure's spec (its data grid: tens to hundreds of kB) out of
     the page into a JSON file, which the figure fetches when it nears the screen."""
     import hashlib
@@ -305,7 +312,7 @@ def externalize_vega_specs(html: str, page: str, outdir: Path) -> str:
     return _VEGA_SPEC.sub(move, html)
 
 
-def write_vega_bundle(outdir: Path) -> bool:
+def _write_vega_bundle(outdir: Path) -> bool:
     """Write the Vega runtime into ``_static/`` when a page has a :mod:`gpuperf.vega` figure."""
     if not any(
         "gpuperf-vega-spec" in path.read_text(encoding="utf-8", errors="ignore")
@@ -331,7 +338,7 @@ ICON_FONTS_DIR = "_static/fonts"
 ICONS_CSS = "_static/gpuperf-icons.css"
 
 
-def used_icon_codepoints(outdir: Path) -> set[int]:
+def _used_icon_codepoints(outdir: Path) -> set[int]:
     """Code points of the Font Awesome icons the book can show: the ``fa-*`` classes named in
     its pages and scripts, and the glyphs the stylesheets draw themselves."""
     names_to_code: dict[str, int] = {}
@@ -354,7 +361,7 @@ def used_icon_codepoints(outdir: Path) -> set[int]:
     return drawn | {names_to_code[name] for name in used if name in names_to_code}
 
 
-def subset_icon_fonts(outdir: Path) -> int:
+def _subset_icon_fonts(outdir: Path) -> int:
     """Cut the theme's Font Awesome fonts (275 kB of woff2 on a first view) down to the glyphs
     the book uses, and make the book's stylesheet load those instead; returns the fonts made."""
     css_path = outdir / ICON_CSS
@@ -362,7 +369,7 @@ def subset_icon_fonts(outdir: Path) -> int:
         return 0
     from fontTools import subset
 
-    codepoints = used_icon_codepoints(outdir)
+    codepoints = _used_icon_codepoints(outdir)
     faces = []
     for face in _FONT_FACE.findall(css_path.read_text(encoding="utf-8")):
         ttf = re.search(r"url\(([^)]+\.ttf)\)", face)
@@ -399,7 +406,7 @@ def subset_icon_fonts(outdir: Path) -> int:
     return len(faces)
 
 
-def link_icons_css(html: str, page: str) -> str:
+def _link_icons_css(html: str, page: str) -> str:
     """Link the subset icon fonts' stylesheet last in the head (once)."""
     if "gpuperf-icons.css" in html or "</head>" not in html:
         return html
@@ -411,13 +418,13 @@ def link_icons_css(html: str, page: str) -> str:
 _IMG_TAG = re.compile(r"<img\b(?![^>]*\bloading=)")
 
 
-def lazy_images(html: str) -> str:
+def _lazy_images(html: str) -> str:
     """Let the browser fetch a figure when the reader scrolls near it (``loading="lazy"``);
     those in the first screen still load at once."""
     return _IMG_TAG.sub('<img loading="lazy" decoding="async"', html)
 
 
-def lighten_pages(outdir: Path) -> dict[str, int]:
+def _lighten_pages(outdir: Path) -> dict[str, int]:
     """Apply the rewrites above to every built page (idempotent: an incremental build leaves
     pages it did not rewrite as they were); returns page → bytes saved."""
     icons = (outdir / ICONS_CSS).is_file()
@@ -427,19 +434,19 @@ def lighten_pages(outdir: Path) -> dict[str, int]:
             continue
         page = path.relative_to(outdir).as_posix()
         html = path.read_text(encoding="utf-8")
-        light = drop_widget_state(drop_mathjax_without_math(drop_fontawesome(html)))
-        light = externalize_frames(light, page, outdir)
-        light = externalize_vega_specs(light, page, outdir)
-        light = lazy_images(light)
+        light = _drop_widget_state(_drop_mathjax_without_math(_drop_fontawesome(html)))
+        light = _externalize_frames(light, page, outdir)
+        light = _externalize_vega_specs(light, page, outdir)
+        light = _lazy_images(light)
         if icons:
-            light = link_icons_css(light, page)
+            light = _link_icons_css(light, page)
         if light != html:
             path.write_text(light, encoding="utf-8")
             saved[page] = len(html) - len(light)
     return saved
 
 
-def build_downloads(app: Any, exception: BaseException | None) -> None:
+def _build_downloads(app: Any, exception: BaseException | None) -> None:
     """``build-finished`` handler: the zip of notebooks and, where Chromium exists, the PDF."""
     from sphinx.util import logging
 
@@ -447,25 +454,25 @@ def build_downloads(app: Any, exception: BaseException | None) -> None:
         return
     log = logging.getLogger(__name__)
     outdir = Path(app.outdir)
-    if write_vega_bundle(outdir):
+    if _write_vega_bundle(outdir):
         log.info("gpuperf: Vega runtime for the interactive figures → _static/")
-    log.info(f"gpuperf: {subset_icon_fonts(outdir)} icon fonts cut to the glyphs in use")
-    saved = lighten_pages(outdir)
+    log.info(f"gpuperf: {_subset_icon_fonts(outdir)} icon fonts cut to the glyphs in use")
+    saved = _lighten_pages(outdir)
     log.info(f"gpuperf: {len(saved)} pages lightened by {sum(saved.values()) / 1e6:.1f} MB")
-    documents = toc_documents(app)
+    documents = _toc_documents(app)
     target = outdir / DOWNLOADS
-    names = write_notebooks_zip(Path(app.srcdir), documents, target / NOTEBOOKS_ZIP)
+    names = _write_notebooks_zip(Path(app.srcdir), documents, target / NOTEBOOKS_ZIP)
     count = sum(name.endswith(".ipynb") for name in names)
     log.info(f"gpuperf: {count} notebooks (outputs stripped) → {DOWNLOADS}/{NOTEBOOKS_ZIP}")
     if os.environ.get("GPUPERF_BOOK_PDF", "1") == "0":
         log.info("gpuperf: PDF skipped (GPUPERF_BOOK_PDF=0)")
         return
-    chromium = chromium_path()
+    chromium = _chromium_path()
     if chromium is None:
         log.info("gpuperf: PDF skipped: no Chromium (apt-get install chromium)")
         return
     try:
-        write_pdf(outdir, documents, target / BOOK_PDF, chromium)
+        _write_pdf(outdir, documents, target / BOOK_PDF, chromium)
     except (subprocess.SubprocessError, OSError) as error:
         log.info(f"gpuperf: PDF not written: {error}")
         return
@@ -473,5 +480,5 @@ def build_downloads(app: Any, exception: BaseException | None) -> None:
 
 
 def setup(app: Any) -> dict[str, Any]:
-    app.connect("build-finished", build_downloads)
+    app.connect("build-finished", _build_downloads)
     return {"parallel_read_safe": True, "parallel_write_safe": True, "version": "1"}

@@ -29,6 +29,27 @@ from .units import GB, GiB, format_bandwidth, format_flops, format_seconds
 
 _T = 1e12
 _US = 1e-6
+__all__ = [
+    "COURSE_KERNELS_FILE",
+    "GB",
+    "H100_GEMM",
+    "H100_GEMM_SOURCE",
+    "KERNELS_SCHEMA",
+    "LATENCY_BOUND_BELOW_BYTES",
+    "MEASUREMENTS",
+    "NVBANDWIDTH_H100_LOCAL_COPY",
+    "GemmMeasurement",
+    "GiB",
+    "KernelMeasurement",
+    "Measurement",
+    "Provenance",
+    "course_kernel",
+    "course_kernels",
+    "find",
+    "gemm_range",
+    "load_kernels",
+    "measurements",
+]
 
 
 @dataclass(frozen=True)

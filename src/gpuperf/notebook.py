@@ -21,6 +21,7 @@ import inspect
 import re
 from collections.abc import Iterable, Sequence
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 __all__ = [
@@ -138,8 +139,13 @@ def toc_files(toc_path: str | Path) -> list[str]:
     return files
 
 
-def show_source(obj: Any) -> Any:
+def show_source(obj: Any, *, kernel: str | None = None) -> Any:
     """Display the source of a gpuperf function, class or module as highlighted code.
+
+    ``kernel`` shows a Triton kernel instead: the ``@triton.jit`` function ``_<kernel>_kernel``
+    of the kernel module ``obj`` is, or defines ``obj`` (``show_source(sin2cos2_fused,
+    kernel="sin2cos2")``). Kernels are private by convention — a reader calls the launcher,
+    which validates — but their source is the lesson.
 
     Returns an ``IPython.display.Markdown`` object holding a fenced ``python`` block, so the last
     line of a cell renders it in Jupyter, in the built book and in Colab alike. Markdown, not
@@ -151,6 +157,8 @@ def show_source(obj: Any) -> Any:
         from IPython.display import Markdown
     except ImportError as error:  # pragma: no cover - IPython ships with every notebook kernel
         raise ImportError("show_source needs IPython: pip install ipykernel") from error
+    if kernel is not None:
+        obj = _kernel(obj, kernel)
     # A @triton.jit kernel is a JITFunction wrapping the Python function in ``.fn``.
     target = getattr(obj, "fn", obj) if callable(getattr(obj, "fn", None)) else obj
     try:
@@ -162,6 +170,26 @@ def show_source(obj: Any) -> Any:
         ) from error
     fence = "`" * max(3, _longest_backtick_run(source) + 1)
     return Markdown(f"{fence}python\n{source.rstrip()}\n{fence}")
+
+
+def _kernel(obj: Any, name: str) -> Any:
+    """The ``@triton.jit`` kernel ``_<name>_kernel`` of the kernel module of ``obj``."""
+    module = obj if isinstance(obj, ModuleType) else inspect.getmodule(obj)
+    if module is None or not module.__name__.startswith("gpuperf.kernels."):
+        raise TypeError(
+            f"obj={obj!r} must be a module of gpuperf.kernels or a launcher defined in one"
+        )
+    kernels = sorted(
+        key[1 : -len("_kernel")]
+        for key, value in vars(module).items()
+        if key.startswith("_") and key.endswith("_kernel") and callable(getattr(value, "fn", None))
+    )
+    if not isinstance(name, str) or name not in kernels:
+        raise ValueError(
+            f"kernel={name!r} is not a kernel of {module.__name__}; its kernels: "
+            f"{', '.join(map(repr, kernels))}"
+        )
+    return getattr(module, f"_{name}_kernel")
 
 
 def _longest_backtick_run(text: str) -> int:

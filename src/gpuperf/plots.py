@@ -130,7 +130,7 @@ def roofline(
 
 # --------------------------------------------------------------------------------------------
 # Chapters 1 and 2: updatable roofline panels (shared by the live explorers in
-# gpuperf.widgets.roofline and by their kernel-free scrubbers), the GPU/SM anatomy diagram and
+# gpuperf.widgets.roofline and by their static twins), the GPU/SM anatomy diagram and
 # the static roofline figures. Every number is read from the calculators; the panels only draw.
 # --------------------------------------------------------------------------------------------
 

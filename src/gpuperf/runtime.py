@@ -10,9 +10,17 @@ from __future__ import annotations
 
 import importlib
 import os
-import sys
 from functools import cache
 from types import ModuleType
+
+__all__ = [
+    "DEVICE",  # noqa: F822 (computed on first access by __getattr__ below)
+    "configure_triton",
+    "default_device",
+    "has_cuda_gpu",
+    "interpreting",
+    "require",
+]
 
 
 def require(module: str, install: str | None = None) -> ModuleType:
@@ -75,7 +83,3 @@ def __getattr__(name: str) -> str:
         configure_triton()
         return default_device()
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
-def triton_imported() -> bool:
-    return "triton" in sys.modules

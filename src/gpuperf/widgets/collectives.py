@@ -12,10 +12,9 @@ bandwidth S/t and the bus bandwidth nccl-tests would report.
 The default α is *derived*, not measured: the Smol Training Playbook's 12.9 µs all-reduce of the
 smallest message on 8 H100s, divided by the ring's 14 steps
 (:func:`gpuperf.collectives.step_latency_from_collective_latency`). :func:`collective_explorer` is
-the live widget; :func:`collective_scrubber` its kernel-free twin as PNG frames, and
-:func:`collective_static` the online book's: every control as a Vega-Lite figure drawn in the
-browser (:mod:`gpuperf.vega`), its numbers read from a :class:`CollectiveView`. The widgets only
-wire controls to those calculators.
+the live widget and :func:`collective_static` the online book's: every control as a Vega-Lite
+figure drawn in the browser (:mod:`gpuperf.vega`), its numbers read from a
+:class:`_CollectiveView`. The widgets only wire controls to those calculators.
 """
 
 from __future__ import annotations
@@ -27,21 +26,18 @@ import numpy as np
 from .. import collectives
 from ..measurements import find
 from ..runtime import require
-from ..scrub import Scrubber, control
+from ..scrub import control
 from ..units import format_bandwidth, format_bytes, format_seconds
 from ..vega import book_altair, book_figure
-from .live import Explorer, LiveFigure, control_widget, new_figure
+from .live import Explorer, LiveFigure, _control_widget, _new_figure
 
 __all__ = [
     "RANKS",
     "STATIC_ALPHA_FACTORS",
     "STATIC_SIZES",
-    "CollectiveView",
     "collective_explorer",
-    "collective_scrubber",
     "collective_static",
     "default_step_latency_s",
-    "static_alphas_us",
 ]
 
 _SIZES = (1e3, 1e11)
@@ -58,11 +54,11 @@ def default_step_latency_s() -> float:
     return collectives.step_latency_from_collective_latency(t0, "all-reduce", _NODE_GPUS)
 
 
-class CollectiveView:
+class _CollectiveView:
     """Time against message size for ring and tree (left); the ring's time split (right)."""
 
     def __init__(self, *, figsize: tuple[float, float] = (9.0, 3.8), dpi: int = 72) -> None:
-        self.figure = figure = new_figure(figsize, dpi)
+        self.figure = figure = _new_figure(figsize, dpi)
         grid = figure.add_gridspec(1, 2, width_ratios=(3.2, 1))
         left = figure.add_subplot(grid[0])
         right = figure.add_subplot(grid[1])
@@ -169,19 +165,19 @@ def collective_explorer(
     style = {"description_width": "initial"}
     found = collectives.links()
     controls = {
-        "collective": control_widget(
+        "collective": _control_widget(
             widgets.Dropdown, "collective", options=list(collectives.MODELLED_COLLECTIVES),
             value=collective, description="collective", style=style,
         ),
-        "ranks": control_widget(
+        "ranks": _control_widget(
             widgets.Dropdown, "ranks", options=list(RANKS), value=ranks,
             description="ranks p", style=style,
         ),
-        "n_bytes": control_widget(
+        "n_bytes": _control_widget(
             widgets.FloatLogSlider, "n_bytes", value=n_bytes, base=10, min=3, max=11,
             step=0.25, description="message bytes", readout_format=".3g", style=style,
         ),
-        "link": control_widget(
+        "link": _control_widget(
             widgets.Dropdown, "link", options=[(x.label, i) for i, x in enumerate(found)],
             value=link, description="link", style=style,
         ),
@@ -190,7 +186,7 @@ def collective_explorer(
             description="α per step (µs)", readout_format=".3g", style=style,
         ),
     }  # fmt: skip
-    view = CollectiveView()
+    view = _CollectiveView()
     explorer = Explorer(
         controls,
         view.update,
@@ -199,43 +195,6 @@ def collective_explorer(
     )
     explorer.view = view
     return explorer
-
-
-def collective_scrubber(
-    sizes: tuple[float, ...] = (1e5, 1e7, 1e9), ranks: tuple[int, ...] = (8, 256)
-) -> Scrubber:
-    """Kernel-free twin of :func:`collective_explorer` at the derived default α.
-
-    Collective (3) × link (the H100's NVLink and InfiniBand) × ranks × size: 36 frames.
-    """
-    view = CollectiveView(dpi=72)
-    found = collectives.links()
-    shown_links = (0, 2)
-    alpha_us = default_step_latency_s() * 1e6
-    return Scrubber(
-        lambda collective, link, ranks, n_bytes: view.render(
-            collective=collective, ranks=ranks, n_bytes=n_bytes, link=link, alpha_us=alpha_us
-        ),
-        [
-            control("collective", collectives.MODELLED_COLLECTIVES, label="collective"),
-            control("link", shown_links, label="link", format=lambda i: found[i].label),
-            control("ranks", ranks, label="ranks p", format=str),
-            control(
-                "n_bytes",
-                sizes,
-                label="message size",
-                format=format_bytes,
-                initial=sizes[len(sizes) // 2],
-            ),
-        ],
-        alt=(
-            "Log-log plot of collective time against message size: the ring's curve is flat at "
-            "its latency floor for small messages and rises in proportion to size beyond its "
-            "half-bandwidth size; for an all-reduce a dashed tree curve starts lower but rises "
-            "above the ring for large messages. A marker shows the chosen size, and a bar "
-            "splits the ring's time into latency and bytes over bandwidth."
-        ),
-    )
 
 
 # --- the online book's twin: every control, drawn in the browser ------------------------------
@@ -255,7 +214,7 @@ def _sig(value: float) -> float:
     return float(f"{float(value):.5g}")
 
 
-def static_alphas_us() -> tuple[float, ...]:
+def _static_alphas_us() -> tuple[float, ...]:
     """The static figure's α values (µs): :data:`STATIC_ALPHA_FACTORS` × the derived default."""
     alpha_us = default_step_latency_s() * 1e6
     return tuple(factor * alpha_us for factor in STATIC_ALPHA_FACTORS)
@@ -274,8 +233,8 @@ def collective_static(
     """Static twin of :func:`collective_explorer` (a :class:`gpuperf.vega.StaticExplorer`):
     collective × ranks × message size × link × α. Collectives, ranks and links are every value
     of the live drop-downs; sizes are :data:`STATIC_SIZES`; α is one of
-    :func:`static_alphas_us` (``alpha_factor`` picks the initial one from
-    :data:`STATIC_ALPHA_FACTORS`). Every plotted number is read from a :class:`CollectiveView`
+    :func:`_static_alphas_us` (``alpha_factor`` picks the initial one from
+    :data:`STATIC_ALPHA_FACTORS`). Every plotted number is read from a :class:`_CollectiveView`
     after its ``update``."""
     from ..vega import StaticExplorer
 
@@ -286,8 +245,8 @@ def collective_static(
             f"{', '.join(map(str, STATIC_ALPHA_FACTORS))}"
         )
     found = collectives.links()
-    alphas = static_alphas_us()
-    view = CollectiveView(dpi=72)
+    alphas = _static_alphas_us()
+    view = _CollectiveView(dpi=72)
     controls = [
         control(
             "collective", collectives.MODELLED_COLLECTIVES, label="collective", initial=collective

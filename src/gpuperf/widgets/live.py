@@ -34,6 +34,8 @@ from .._validate import show
 from ..hardware import chip
 from ..runtime import require
 
+__all__ = ["Explorer", "LiveFigure"]
+
 # --- control values: checked before a widget sees them ---------------------------------------
 #
 # ipywidgets answers a value outside a Dropdown's options with ``TraitError: Invalid selection``
@@ -42,7 +44,7 @@ from ..runtime import require
 # it accepts, in the constructor and in :meth:`Explorer.step` alike.
 
 
-def option_values(options: Any) -> list[Any]:
+def _option_values(options: Any) -> list[Any]:
     """The values of ipywidgets-style options: ``(label, value)`` pairs, a mapping, or values."""
     if isinstance(options, Mapping):
         return list(options.values())
@@ -64,9 +66,9 @@ def _same(a: Any, b: Any) -> bool:
         return False
 
 
-def check_option(control: str, value: Any, options: Any) -> Any:
+def _check_option(control: str, value: Any, options: Any) -> Any:
     """``value`` if it is one of the control's options, else ``ValueError`` listing them."""
-    values = option_values(options)
+    values = _option_values(options)
     for option in values:
         if _same(value, option):
             return option
@@ -76,7 +78,7 @@ def check_option(control: str, value: Any, options: Any) -> Any:
     )
 
 
-def check_range(
+def _check_range(
     control: str, value: Any, low: float, high: float, *, integer: bool = False
 ) -> Any:
     """``value`` if it is a number in [low, high] (an integer if ``integer``), else an error."""
@@ -95,21 +97,21 @@ def check_range(
     return int(as_float) if integer else value
 
 
-def check_control(name: str, widget: Any, value: Any) -> Any:
+def _check_control(name: str, widget: Any, value: Any) -> Any:
     """Check ``value`` against a built widget: its options, or its slider range."""
     if hasattr(widget, "options"):
-        return check_option(name, value, widget.options)
+        return _check_option(name, value, widget.options)
     if hasattr(widget, "min") and hasattr(widget, "max"):
         low, high = widget.min, widget.max
         base = getattr(widget, "base", None)
         if base is not None:  # FloatLogSlider: min and max are exponents
             low, high = base**low, base**high
         integer = isinstance(widget.value, int) and not isinstance(widget.value, bool)
-        return check_range(name, value, low, high, integer=integer)
+        return _check_range(name, value, low, high, integer=integer)
     return value
 
 
-def control_widget(factory: Callable[..., Any], name: str, **kwargs: Any) -> Any:
+def _control_widget(factory: Callable[..., Any], name: str, **kwargs: Any) -> Any:
     """``factory(**kwargs)`` after checking ``kwargs["value"]`` against its options or range.
 
     ``name`` is the control's name (the explorer's keyword argument), used in the message.
@@ -117,17 +119,17 @@ def control_widget(factory: Callable[..., Any], name: str, **kwargs: Any) -> Any
     if "value" in kwargs:
         value = kwargs["value"]
         if "options" in kwargs:
-            kwargs["value"] = check_option(name, value, kwargs["options"])
+            kwargs["value"] = _check_option(name, value, kwargs["options"])
         elif "min" in kwargs and "max" in kwargs:
             low, high = kwargs["min"], kwargs["max"]
             if "base" in kwargs:
                 low, high = kwargs["base"] ** low, kwargs["base"] ** high
             integer = "Int" in getattr(factory, "__name__", "")
-            kwargs["value"] = check_range(name, value, low, high, integer=integer)
+            kwargs["value"] = _check_range(name, value, low, high, integer=integer)
     return factory(**kwargs)
 
 
-def fit_content(control: Any) -> Any:
+def _fit_content(control: Any) -> Any:
     """Size ``control`` to its content, so a row of controls wraps instead of clipping.
 
     Without this, ipywidgets gives a label a fixed width (long descriptions are cut) and a
@@ -147,7 +149,7 @@ def fit_content(control: Any) -> Any:
     return control
 
 
-def chip_value(chip_name: Any) -> Any:
+def _chip_value(chip_name: Any) -> Any:
     """A chip's canonical name for a chip dropdown, or ``chip_name`` unchanged if unknown.
 
     An unknown name then fails the option check, which lists the dropdown's chips.
@@ -158,7 +160,7 @@ def chip_value(chip_name: Any) -> Any:
         return chip_name
 
 
-def new_figure(figsize: tuple[float, float] = (6.4, 3.8), dpi: int = 80) -> Any:
+def _new_figure(figsize: tuple[float, float] = (6.4, 3.8), dpi: int = 80) -> Any:
     """A matplotlib ``Figure`` on an Agg canvas that pyplot does not manage (or auto-display)."""
     figure_module = require("matplotlib.figure", "pip install matplotlib")
     agg = require("matplotlib.backends.backend_agg", "pip install matplotlib")
@@ -286,7 +288,7 @@ class Explorer:
         self.timings_ms: list[float] = []
         header = [widgets.HTML(value=f"<b>{title}</b>")] if title else []
         for control in self.controls.values():
-            fit_content(control)
+            _fit_content(control)
         row = widgets.HBox(
             list(self.controls.values()), layout=widgets.Layout(flex_flow="row wrap")
         )
@@ -317,8 +319,8 @@ class Explorer:
             # Checked one at a time, in order: setting one control may change another's range.
             control = self.controls[name]
             if name == "chip_name":  # aliases ("h100") and Chip objects pick the chip's option
-                value = chip_value(value)
-            control.value = check_control(name, control, value)
+                value = _chip_value(value)
+            control.value = _check_control(name, control, value)
         return self.status.value
 
     def _on_change(self, change: Any = None) -> None:

@@ -32,8 +32,11 @@ from ..units import PRECISIONS, format_bytes, format_flops, format_seconds
 from ..vega import StaticExplorer, book_altair, book_figure
 
 __all__ = [
+    "attention_static",
     "colab_url",
+    "online_softmax_static",
     "roofline_static",
+    "wave_static",
 ]
 
 _COLAB = "https://colab.research.google.com/github/"
@@ -84,7 +87,7 @@ def roofline_static(
     """Static twin of :func:`gpuperf.widgets.roofline.roofline_explorer`: chip × precision ×
     operation × tokens × width, the operation's point on the chip's roofline and its time
     bounds. The arguments are the initial control values."""
-    from .roofline import OPERATIONS, _chip_options, _describe, operation
+    from .roofline import OPERATIONS, _chip_options, _describe, _operation
 
     alt = book_altair()
     names = [value for _, value in _chip_options()]
@@ -132,7 +135,7 @@ def roofline_static(
         the_chip = chip(chip_name)
         if precision not in the_chip.precisions:
             return []
-        the_op = operation(op, tokens, width, precision)
+        the_op = _operation(op, tokens, width, precision)
         bounds = time_bounds(the_op, the_chip, precision)
         verdict = plots._bound_in_words(bounds)
         if op == "matmul":
@@ -252,11 +255,11 @@ def wave_static(
     """Static twin of :func:`gpuperf.widgets.tiles.wave_explorer`: N × tile × chip. The curve
     is the live view's sawtooth (every N from 256 to 8192, stored where it steps); N moves over
     :data:`WAVE_SIZES`."""
-    from .tiles import CHIPS, SIZES, TILE_SHAPES, WaveView
+    from .tiles import CHIPS, SIZES, TILE_SHAPES, _WaveView
 
     alt = book_altair()
     labels = {shape: label for label, shape in TILE_SHAPES}
-    view = WaveView(dpi=72)
+    view = _WaveView(dpi=72)
     controls = [
         control("size", WAVE_SIZES, label="N", initial=size, format=lambda n: f"{n:,}"),
         control(
@@ -330,10 +333,10 @@ def online_softmax_static(
     state (as the live view does when asked)."""
     import math
 
-    from .attention import BLOCK_SIZES, EXAMPLE_ROW, OnlineSoftmaxView
+    from .attention import BLOCK_SIZES, EXAMPLE_ROW, _OnlineSoftmaxView
 
     alt = book_altair()
-    view = OnlineSoftmaxView(EXAMPLE_ROW if row is None else row)
+    view = _OnlineSoftmaxView(EXAMPLE_ROW if row is None else row)
     n = view.row.size
     sizes = tuple(b for b in BLOCK_SIZES if b < n) or (1,)
     steps = tuple(range(math.ceil(n / min(sizes)) + 1))
@@ -481,11 +484,11 @@ def attention_static(
         HEAD_DIMS,
         SEQ_LENS,
         SRAM_CHOICES_KIB,
-        AttentionView,
+        _AttentionView,
     )
 
     alt = book_altair()
-    view = AttentionView()
+    view = _AttentionView()
     sram_labels = {0: "chip max/block", **{k: f"{k} KiB" for k in SRAM_CHOICES_KIB}}
     controls = [
         control("seq_len", SEQ_LENS, label="N", initial=seq_len, format=lambda n: f"{n:,}"),

@@ -10,10 +10,9 @@ Tensor Cores' rate for that precision moves the *roof* up. Numbers come from
 ``offset + i·stride``: requested bytes in blue, bytes fetched with them but never used in orange
 (:func:`gpuperf.memory.coalescing`, drawn by :func:`gpuperf.plots._draw_coalescing`).
 
-Each explorer has a kernel-free twin (``*_scrubber``) drawn by the same view class, and
 :func:`coalescing_static` is the online book's client-side figure of :func:`coalescing_explorer`
-(its byte map read from :class:`CoalescingView` at build time), :func:`precision_static` that of
-:func:`precision_explorer` (roof, ridge and points read from :class:`PrecisionView`).
+(its byte map read from :class:`_CoalescingView` at build time), :func:`precision_static` that of
+:func:`precision_explorer` (roof, ridge and points read from :class:`_PrecisionView`).
 The tiling and wave-quantization explorers live in :mod:`gpuperf.widgets.tiles`.
 """
 
@@ -25,20 +24,16 @@ from .. import cost, memory, plots
 from ..hardware import chip
 from ..roofline import attainable_flops, time_bounds
 from ..runtime import require
-from ..scrub import Scrubber, control
+from ..scrub import control
 from ..units import format_bytes, format_flops, format_seconds
 from ..vega import StaticExplorer, book_altair, book_figure
-from .live import Explorer, chip_value, control_widget, new_figure
+from .live import Explorer, _chip_value, _control_widget, _new_figure
 
 __all__ = [
     "CHIPS",
-    "CoalescingView",
-    "PrecisionView",
     "coalescing_explorer",
-    "coalescing_scrubber",
     "coalescing_static",
     "precision_explorer",
-    "precision_scrubber",
     "precision_static",
 ]
 
@@ -58,7 +53,7 @@ _MARKERS = ("o", "s", "^", "v", "D")
 _FLOPS = (1e10, 1e16)
 
 
-def operation_cost(op: str, precision: str) -> cost.OpCost:
+def _operation_cost(op: str, precision: str) -> cost.OpCost:
     """The OpCost the precision explorer plots (calculators only)."""
     if op == "relu":
         return cost.elementwise(RELU_ELEMENTS, precision, flops_per_element=1, name="ReLU")
@@ -67,7 +62,7 @@ def operation_cost(op: str, precision: str) -> cost.OpCost:
     raise ValueError(f"op={op!r} must be one of {[key for _, key in OPERATIONS]}")
 
 
-class PrecisionView:
+class _PrecisionView:
     """One chip's roofline at the chosen precision, with the operation's point on it.
 
     Faint points show the same operation at every precision the chip supports, so the move is
@@ -75,7 +70,7 @@ class PrecisionView:
     """
 
     def __init__(self, *, figsize: tuple[float, float] = (6.4, 3.6), dpi: int = 80) -> None:
-        self.figure = figure = new_figure(figsize, dpi)
+        self.figure = figure = _new_figure(figsize, dpi)
         ax = figure.subplots()
         figure.subplots_adjust(left=0.12, right=0.97, top=0.9, bottom=0.14)
         # The roofline drawing is chapter 2's panel (roof, ridge, shaded regions, red point).
@@ -111,7 +106,7 @@ class PrecisionView:
         supported = [p for p in PRECISIONS if p in the_chip.precisions]
         for p, marker in self.others.items():
             if p in supported:
-                c = operation_cost(op, p)
+                c = _operation_cost(op, p)
                 marker.set_data([c.intensity], [float(attainable_flops(c.intensity, the_chip, p))])
             else:
                 marker.set_data([], [])
@@ -122,7 +117,7 @@ class PrecisionView:
                 f"{the_chip.name} cannot compute in {precision} (it supports "
                 f"{', '.join(supported)}): pick another precision or chip."
             )
-        c = operation_cost(op, precision)
+        c = _operation_cost(op, precision)
         bounds = time_bounds(c, the_chip, precision)
         y = bounds.attainable_flops_per_s
         ridge = self.panel.set_roof(the_chip, precision)
@@ -145,43 +140,21 @@ def precision_explorer(
     """Chip × precision × operation → the roof and the point move on the roofline."""
     widgets = require("ipywidgets", "pip install ipywidgets")
     controls = {
-        "chip_name": control_widget(
+        "chip_name": _control_widget(
             widgets.Dropdown, "chip_name", options=[(c, c) for c in CHIPS],
-            value=chip_value(chip_name), description="chip",
+            value=_chip_value(chip_name), description="chip",
         ),
-        "precision": control_widget(
+        "precision": _control_widget(
             widgets.ToggleButtons, "precision", options=[(p, p) for p in PRECISIONS],
             value=precision, description="precision",
         ),
-        "op": control_widget(
+        "op": _control_widget(
             widgets.Dropdown, "op", options=list(OPERATIONS), value=op, description="operation"
         ),
     }  # fmt: skip
-    view = PrecisionView()
+    view = _PrecisionView()
     return Explorer.for_view(
         view, controls, title="Low precision: the point and the roof both move"
-    )
-
-
-def precision_scrubber() -> Scrubber:
-    """Kernel-free twin of :func:`precision_explorer` (3 chips × 5 precisions × 2 ops)."""
-    view = PrecisionView(dpi=72)
-    return Scrubber(
-        view.render,
-        [
-            control("chip_name", CHIPS, label="chip", initial="H100-SXM"),
-            control("precision", PRECISIONS, label="precision"),
-            control(
-                "op",
-                [key for _, key in OPERATIONS],
-                label="operation",
-                format=dict((k, lbl) for lbl, k in OPERATIONS).get,
-            ),
-        ],
-        alt=(
-            "Log-log roofline of the chosen chip at the chosen precision with ReLU or a 4096³ "
-            "matmul as a red point; grey points show the same operation at the other precisions."
-        ),
     )
 
 
@@ -194,11 +167,11 @@ ELEMENT_BYTES: tuple[int, ...] = memory.ELEMENT_BYTES
 LINES_DRAWN = 16
 
 
-class CoalescingView:
+class _CoalescingView:
     """The byte map of one warp's load; an animated image on fixed axes."""
 
     def __init__(self, *, figsize: tuple[float, float] = (6.0, 3.6), dpi: int = 80) -> None:
-        self.figure = figure = new_figure(figsize, dpi)
+        self.figure = figure = _new_figure(figsize, dpi)
         ax = figure.subplots()
         figure.subplots_adjust(left=0.11, right=0.97, top=0.86, bottom=0.13)
         self.image = plots._draw_coalescing(ax, memory.coalescing(), LINES_DRAWN)
@@ -227,38 +200,21 @@ def coalescing_explorer(stride: int = 1, offset: int = 0, element_bytes: int = 4
     """Stride × offset × element size → the sectors one warp's load fetches."""
     widgets = require("ipywidgets", "pip install ipywidgets")
     controls = {
-        "stride": control_widget(
+        "stride": _control_widget(
             widgets.SelectionSlider, "stride", options=[(str(s), s) for s in STRIDES],
             value=stride, description="stride",
         ),
-        "offset": control_widget(
+        "offset": _control_widget(
             widgets.IntSlider, "offset", value=offset, min=0, max=32, description="offset"
         ),
-        "element_bytes": control_widget(
+        "element_bytes": _control_widget(
             widgets.Dropdown, "element_bytes", options=[(f"{b} B", b) for b in ELEMENT_BYTES],
             value=element_bytes, description="element",
         ),
     }  # fmt: skip
-    view = CoalescingView()
+    view = _CoalescingView()
     return Explorer.for_view(
         view, controls, title="Coalescing: which bytes does one warp's load move?"
-    )
-
-
-def coalescing_scrubber() -> Scrubber:
-    """Kernel-free twin of :func:`coalescing_explorer` (5 strides × 4 offsets × 2 sizes)."""
-    view = CoalescingView(dpi=72)
-    return Scrubber(
-        view.render,
-        [
-            control("stride", (1, 2, 4, 8, 32), label="stride"),
-            control("offset", (0, 1, 4, 8), label="offset"),
-            control("element_bytes", (4, 2), label="element bytes", format=lambda b: f"{b} B"),
-        ],
-        alt=(
-            "Byte map of 32 cache lines of 128 bytes: bytes the warp asked for in blue, bytes "
-            "fetched with them but unused in orange, untouched bytes in light grey."
-        ),
     )
 
 
@@ -299,7 +255,7 @@ def coalescing_static(
     from matplotlib.colors import to_hex
 
     alt = book_altair()
-    view = CoalescingView(dpi=72)
+    view = _CoalescingView(dpi=72)
     controls = [
         control("stride", STRIDES, label="stride", initial=stride),
         control("offset", STATIC_OFFSETS, label="offset", initial=offset),
@@ -400,11 +356,11 @@ def precision_static(
     """Static twin of :func:`precision_explorer` for the online book (a
     :class:`gpuperf.vega.StaticExplorer`): every chip (:data:`CHIPS`), precision
     (:data:`PRECISIONS`) and operation of the live controls. The roof, the ridge, the shaded
-    regions, the grey markers and the red point are read from a :class:`PrecisionView` after its
+    regions, the grey markers and the red point are read from a :class:`_PrecisionView` after its
     ``update``; the line under the figure is the live status line. The arguments are the initial
     values."""
     alt = book_altair()
-    view = PrecisionView(dpi=72)
+    view = _PrecisionView(dpi=72)
     labels = dict((key, label) for label, key in OPERATIONS)
     explorer = StaticExplorer(
         [
