@@ -167,6 +167,11 @@ PATH = Kind("path", refused=(1, True, ODD), edge=("", "/nonexistent/gpuperf"))
 DTYPE = Kind("dtype", refused=("float16", 16, ODD))
 OBJECT = Kind("gpuperf object", refused=(0, 1, "x", {}, ODD))
 TENSOR = Kind("tensor", refused=(np.ones(4), 1.5, "x", [1.0], ODD))
+ARRAY = Kind(
+    "number or array",
+    refused=(True, "1.5", NAN, INF, 1j, [1j], [True, False], [1, [2]], [NAN], "ab", ODD),
+    edge=(0, -1.0, [], [-1.0], 10**400, [1.0, 2.0], np.ones((2, 2))),
+)
 ANYTHING = Kind("any", refused=(), edge=(None, True, "x", NAN, -1, [], {}, 10**400))
 
 #: Parameters whose name says what they are, whatever the annotation.
@@ -191,8 +196,12 @@ def kind_of(name: str, annotation: Any) -> tuple[Kind, bool]:
         return PRECISION, optional
     if name.endswith("_range"):
         return RANGE, optional
+    if core in ("Any", "object", ""):
+        return ANYTHING, optional
     if "torch.Tensor" in core:
         return TENSOR, optional
+    if "np.ndarray" in core:
+        return ARRAY, optional
     if "torch.dtype" in core:
         return DTYPE, optional
     if "Callable" in core:
@@ -303,6 +312,8 @@ def unclear(error: BaseException, shown: Mapping[str, Any], parameters: tuple[st
 SIGNED = {"naive_attention", "OnlineSoftmaxStep", "online_softmax_steps", "round_to", "quantize"}
 #: Documented to return ``math.inf`` as an answer ("never compute-bound", γ_n past n·u ≥ 1).
 INFINITE_OK = {"critical_batch_size", "summation_bound"}
+#: Return their argument unchanged (``x = glue("x", compute())``): the result is the caller's.
+PASSTHROUGH = {"notebook.glue", "SavedTensors.output", "Control.values"}
 #: Result fields documented to hold ``math.inf`` entries (the same γ_n, one per length).
 INFINITE_FIELDS = {"DotErrors.bound"}
 #: Fields that are signed by definition (an unbiased exponent: 1 − bias < 0).
@@ -315,7 +326,10 @@ def insane(value: Any, where: str, signed: bool = False, depth: int = 0) -> str:
     if depth > 5 or value is None or isinstance(value, bool | np.bool_ | str | bytes):
         return ""
     if isinstance(value, numbers.Real):
-        number = float(value)
+        try:
+            number = float(value)
+        except OverflowError:  # an int beyond float range is no answer either
+            return f"{where} = {_short(value)} is beyond float range"
         if math.isnan(number) or (not signed and (math.isinf(number) or number < 0)):
             return f"{where} = {value!r}"
         return ""
@@ -356,6 +370,8 @@ def insane(value: Any, where: str, signed: bool = False, depth: int = 0) -> str:
         for field in dataclasses.fields(value):
             item = getattr(value, field.name)
             key = f"{kind}.{field.name}"
+            if key in PASSTHROUGH:
+                continue
             if key in INFINITE_FIELDS and isinstance(item, tuple):
                 item = tuple(v for v in item if v != math.inf)
             if why := insane(item, f"{where}.{field.name}", signed or key in SIGNED_FIELDS,
@@ -397,12 +413,18 @@ def call(
     present, is passed positionally (to a ``*args`` parameter)."""
     kwargs = dict(kwargs)
     args = kwargs.pop("*args", ())
+    if args:  # the parameters before *args must go by position too
+        args = (*(kwargs.pop(name) for name in parameters[: parameters.index("*")]), *args)
     try:
         with time_limit(CALL_LIMIT_S):
             result = fn(*args, **kwargs)
     except CallTimeoutError as error:
         return Outcome(error=error, problem=f"SLOW: {error}")
-    except (ValueError, TypeError, KeyError) as error:
+    except SystemExit as error:  # a command line's argparse: usage and status 2 are its answer
+        if label.endswith(".main") and error.code == 2:
+            return Outcome(error=error)
+        return Outcome(error=error, problem=f"CRASH: SystemExit({error.code}) outside a CLI")
+    except (ValueError, TypeError, KeyError, FileNotFoundError, ImportError) as error:
         why = unclear(error, shown, parameters)
         problem = f"UNCLEAR: {type(error).__name__}({error}): {why}" if why else ""
         return Outcome(error=error, problem=problem)
@@ -418,6 +440,8 @@ def call(
     if must_refuse:
         return Outcome(result=result, problem=f"SILENT: accepted, returned {_short(result)}")
     name = label.rsplit(".", 1)[-1]
+    if label in PASSTHROUGH:
+        return Outcome(result=result)
     why = insane(result, label, signed=name in SIGNED)
     if why and not (name in INFINITE_OK and result == math.inf):
         return Outcome(result=result, problem=f"SILENT: insane result: {why}")
@@ -478,7 +502,9 @@ GOOD_ARGS: dict[str, Any] = {
     "activation_bytes_per_layer": 1e8, "input_bytes_per_layer": 1e7,
     "forward_flops_per_layer": 1e12, "micro_batch": 1, "hidden": 1024, "budget_bytes": 4e10,
     "x": lambda: np.array([[0.5, -1.0, 2.0], [1.0, 0.0, -3.0]]), "values": [0.1, 1.5, 300.0],
-    "format": "fp16", "largest_value": 1e3, "trials": 4, "input_format": "fp16",
+    "format": "fp16", "largest_value": 1e3, "key": "tma", "family": "tma", "count": 3,
+    "trials": 4, "input_format": "fp16", "opcode": "cp.async.bulk.tensor.2d",
+    "prefix": "fma", "l2_bandwidth": 1.2e13, "element_size": 2, "n_out": 64, "reference": 3e12,
     "products": lambda: np.ones((2, 8)), "accumulator": "fp32", "lengths": [16, 64],
     "row": [0.5, -1.2, 1.1, 0.3], "q": lambda: np.ones((3, 4)), "v": lambda: np.ones((3, 4)),
     "ptx_instructions": [("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32", 4)],
@@ -521,7 +547,7 @@ GOOD_CALLS: dict[str, Callable[[], dict[str, Any]]] = {
     "bench.format_targets": lambda: {"results": gpuperf.bench.evaluate_targets([])},
     "bench.format_table": lambda: {"measurements": []},
     "bench.measure_seconds": lambda: {"fn": lambda: None},
-    "bench.relative_error": lambda: {"out": np.ones(4), "ref": np.ones(4) * 1.001},
+    "bench.relative_error": lambda: {"out": _randn(4), "ref": _randn(4) * 1.001},
     "divergence.branch_cost": lambda: {"n": 1024, "iters": 4, "paths": 2.0},
     "hardware.chip": lambda: {"name": "H100-SXM"},
     "inference.decode_step": lambda: {"config": gpuperf.inference.ILLUSTRATIVE, "batch": 4,
@@ -538,8 +564,10 @@ GOOD_CALLS: dict[str, Callable[[], dict[str, Any]]] = {
     "kernels.divergence.divergence_ref": lambda: {"x": _randn(300), "period": 32},
     "kernels.flash_attention.default_configs": lambda: {"dtype": _torch().float16},
     "kernels.matmul.default_config": lambda: {"m": 256, "n": 256},
+    "kernels.matmul.matmul_cost": lambda: {"m": 64, "n": 64, "k": 64},
     "measurements.load_kernels": lambda: {
-        "source": {"schema": "gpuperf.bench/1", "provenance": _PROVENANCE, "records": []}},
+        "source": {"schema": "gpuperf.bench/1", "provenance": _PROVENANCE,
+                   "records": [{"case": "vector_add fp32 2^26", "us": 9.0, "GBps": 2900.0}]}},
     "measurements.course_kernel": lambda: {"case": "vector_add fp32 2^26"},
     "measurements.find": lambda: {"quantity": "HBM copy, read + write"},
     "memory.fit_transfer_model": lambda: {"n_bytes": [1e3, 1e5, 1e7],
@@ -586,6 +614,7 @@ GOOD_CALLS: dict[str, Callable[[], dict[str, Any]]] = {
                                "controls": [gpuperf.scrub.control("n", [1, 2])]},
     "scrub.scrubber": lambda: {"render": lambda n: _figure(), "controls": {"n": [1, 2]},
                                "alt": "a line"},
+    "profiling.Profile.row": lambda: {"name": "aten::mul"},
     "tiling.occupancy": lambda: {"chip": "H100-SXM", "threads_per_block": 128,
                                  "registers_per_thread": 64,
                                  "shared_memory_per_block_bytes": 32768},
@@ -689,9 +718,22 @@ REFUSED_ONLY: dict[str, str] = {
     "kernels.flash_attention_hopper.flash_attention_hopper": "needs an sm_90 GPU",
     "kernels.flash_attention_hopper.FlashAttentionHopper": "needs an sm_90 GPU",
     "profiling.profile": "runs the torch profiler, a second a call (tests/test_profiling.py)",
+    "recompute.transformer_layer": "builds a torch module: seconds at hidden=4096",
     "vega.write_bundle": "writes the Vega runtime, megabytes (tests/test_vega.py)",
     "vega.javascript_bundle": "reads the Vega runtime from the vl-convert wheel",
 }
+#: Values of the refused lists that a parameter accepts by design, with the reason.
+ACCEPTED: dict[tuple[str, str], tuple[tuple[Any, ...], str]] = {
+    **{
+        (f"units.{fn}", param): ((NAN, INF, -INF), "formats what a calculator returned: inf s")
+        for fn, param in (("format_flops", "flops_per_s"), ("format_bandwidth", "bytes_per_s"),
+                          ("format_bytes", "n_bytes"), ("format_seconds", "seconds"))
+    },
+    **{
+        ("attention.OnlineSoftmaxStep", field): ((-INF,), "a fully masked block's max is -inf")
+        for field in ("block_max", "max_before", "max_after")
+    },
+}  # fmt: skip
 #: Not called at all, with the reason.
 NOT_CALLED: dict[str, str] = {
     "runtime.configure_triton": "sets TRITON_INTERPRET for the whole process",
@@ -701,7 +743,7 @@ KNOWN_FAILURES: dict[str, str] = {}
 #: Optimisation variants that must refuse and accept the same bad tensors.
 VARIANTS: tuple[tuple[str, ...], ...] = (
     ("kernels.fusion.sin2cos2_fused", "kernels.fusion.sin2cos2_unfused"),
-    ("kernels.copy.copy_coalesced", "kernels.copy.copy_strided", "kernels.copy.copy_misaligned"),
+    ("kernels.copy.copy_coalesced", "kernels.copy.copy_strided"),
     ("kernels.transpose.transpose_naive", "kernels.transpose.transpose_tiled"),
     ("kernels.softmax.softmax", "kernels.softmax.softmax_online"),
     ("kernels.matmul.matmul", "kernels.matmul.matmul_naive"),
@@ -724,6 +766,11 @@ def _is_autograd_function(obj: Any) -> bool:
     return bool(torch) and inspect.isclass(obj) and issubclass(obj, torch.autograd.Function)
 
 
+def _is_torch_module(cls: type) -> bool:
+    torch = sys.modules.get("torch")
+    return bool(torch) and issubclass(cls, torch.nn.Module)
+
+
 def _fresh(value: Any) -> Any:
     return value() if callable(value) and not inspect.isclass(value) else value
 
@@ -733,6 +780,20 @@ def _init_fields(instance: Any) -> dict[str, Any] | None:
         return {f.name: getattr(instance, f.name) for f in dataclasses.fields(instance) if f.init}
     if isinstance(instance, tuple) and hasattr(instance, "_asdict"):  # a NamedTuple
         return dict(instance._asdict())
+    return None
+
+
+def _instance_in(module: types.ModuleType, cls: type) -> Any:
+    """An instance of ``cls`` among the module's constants (or their items), else None."""
+    for value in vars(module).values():
+        items = value.values() if isinstance(value, Mapping) else value
+        for item in (value, *(items if isinstance(items, tuple | list) else ())):
+            if type(item) is cls:
+                return item
+        if isinstance(value, Mapping):
+            for item in value.values():
+                if type(item) is cls:
+                    return item
     return None
 
 
@@ -784,13 +845,14 @@ class Sweep:
         except (TypeError, ValueError):
             self.problems.append(f"{label}: no signature to sweep")
             return None
-        parameters = [
-            p for p in signature.parameters.values()
-            if p.name not in ("self", "cls", "ctx") and p.kind is not p.VAR_POSITIONAL
-        ]  # fmt: skip
+        every = [p for p in signature.parameters.values() if p.name not in ("self", "cls", "ctx")]
+        positional = [p.name for p in every if p.kind is p.POSITIONAL_OR_KEYWORD]
+        parameters = [p for p in every if p.kind is not p.VAR_POSITIONAL]
         keywords = [p for p in parameters if p.kind is p.VAR_KEYWORD]
         parameters = [p for p in parameters if p.kind is not p.VAR_KEYWORD]
         names = tuple(p.name for p in parameters)
+        if any(p.kind is p.VAR_POSITIONAL for p in every):  # call() passes these by position
+            names = (*positional, "*", *(n for n in names if n not in positional))
         try:
             good = self.good_kwargs(label, parameters)
         except LookupError as error:
@@ -809,8 +871,11 @@ class Sweep:
             result = outcome.result
         for p in parameters:
             kind, optional = kind_of(p.name, p.annotation)
-            values: list[tuple[str, Any, bool]] = [(_short(v), v, True) for v in kind.refused]
-            if not optional and p.default is not None:
+            allowed = ACCEPTED.get((label, p.name), ((), ""))[0]
+            values: list[tuple[str, Any, bool]] = [
+                (_short(v), v, not any(v is a or v == a for a in allowed)) for v in kind.refused
+            ]
+            if not optional and p.default is not None and kind is not ANYTHING:
                 values.append(("None", None, True))
             if not refused_only:
                 values += [(_short(v), v, False) for v in kind.edge]
@@ -820,9 +885,10 @@ class Sweep:
                 kwargs = {**good, p.name: value}
                 outcome = call(fn, kwargs, parameters=names, shown={p.name: value},
                                must_refuse=must_refuse, label=label)  # fmt: skip
-                self.outcomes[(label, p.name, value_label)] = (
-                    "refused" if outcome.error is not None else "accepted"
-                )
+                if kind is TENSOR:  # the variants' contract: the same tensors, the same answer
+                    self.outcomes[(label, p.name, value_label)] = (
+                        "refused" if outcome.error is not None else "accepted"
+                    )
                 self.record(label, outcome, f"{p.name}={value_label}")
         if keywords and not refused_only:
             outcome = call(fn, {**good, "bogus_keyword": 1}, parameters=names,
@@ -854,8 +920,8 @@ class Sweep:
                 instance = self.instances[cls]
                 for name, _member in public_methods(cls):
                     label = f"{_label(cls.__module__, cls.__qualname__)}.{name}"
-                    if _is_autograd_function(cls):
-                        continue  # forward/backward are autograd's hooks; apply is swept
+                    if _is_autograd_function(cls) or _is_torch_module(cls):
+                        continue  # autograd's hooks (apply is swept), a torch module's forward
                     bound = getattr(instance, name)
                     if label in VAR_KEYWORD_HOOKS:
                         VAR_KEYWORD_HOOKS[label](self, label, instance)
@@ -880,6 +946,8 @@ class Sweep:
             instance = self.instances.get(cls)
             if instance is None and label in INSTANCES:
                 instance = INSTANCES[label]()
+            if instance is None:  # a constant of the module: FAMILIES, TARGETS, ILLUSTRATIVE …
+                instance = _instance_in(module, cls)
             fields = None if instance is None else _init_fields(instance)
             if fields is not None and label not in GOOD_CALLS:
                 GOOD_CALLS[label] = lambda fields=fields: dict(fields)

@@ -95,9 +95,7 @@ def why_not_public(dotted: str) -> str:
     return ""
 
 
-@pytest.mark.parametrize(
-    "path", NOTEBOOKS + LAB_SOURCES, ids=lambda p: str(p.relative_to(ROOT))
-)
+@pytest.mark.parametrize("path", NOTEBOOKS + LAB_SOURCES, ids=lambda p: str(p.relative_to(ROOT)))
 def test_notebooks_and_labs_use_only_public_names(path):
     names = gpuperf_names(code_cells(path))
     problems = sorted(

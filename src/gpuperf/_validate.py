@@ -23,7 +23,9 @@ from __future__ import annotations
 
 import math
 import numbers
+import os
 from collections.abc import Iterable, Mapping
+from pathlib import Path
 from typing import Any, TypeVar
 
 import numpy as np
@@ -91,9 +93,10 @@ def positive_float(
 ) -> float:
     """``value`` as a finite ``float`` > 0 (or ≥ 0 with ``allow_zero``), ≤ ``maximum`` if given.
 
-    ``bounded`` (the default, for arguments) also keeps a non-zero value within
-    [:data:`MIN_QUANTITY`, :data:`MAX_QUANTITY`]; result objects pass ``bounded=False`` for
-    derived values that may legitimately be tiny (a rescale factor exp(−231)).
+    A value is at most :data:`MAX_QUANTITY`, so products of a few never overflow to inf;
+    ``bounded`` (the default, for arguments) also keeps a non-zero value ≥ :data:`MIN_QUANTITY`;
+    result objects pass ``bounded=False`` for derived values that may legitimately be tiny (a
+    rescale factor exp(−231)).
     """
 
     def message() -> str:
@@ -112,8 +115,9 @@ def positive_float(
         raise ValueError(message())
     if maximum is not None and result > maximum:
         raise ValueError(message())
-    if bounded and result and not MIN_QUANTITY <= result <= MAX_QUANTITY:
-        raise ValueError(f"{message()}, between {MIN_QUANTITY:g} and {MAX_QUANTITY:g}")
+    if result > MAX_QUANTITY or (bounded and result and result < MIN_QUANTITY):
+        low = f"{MIN_QUANTITY:g}" if bounded else "0"
+        raise ValueError(f"{message()}, between {low} and {MAX_QUANTITY:g}")
     return result
 
 
@@ -290,6 +294,7 @@ def real_array(
     allow_negative: bool = False,
     ndim: int | tuple[int, ...] | None = None,
     finite: bool = True,
+    maximum: float | None = MAX_QUANTITY,
     max_size: int = 2**26,
 ) -> float | np.ndarray:
     """A real number or an array of them, as a ``float`` (a scalar or a 0-d array) or a float64
@@ -324,4 +329,18 @@ def real_array(
             raise ValueError(message)
         if (not allow_negative and (array < 0).any()) or (not allow_zero and (array == 0).any()):
             raise ValueError(message)
+        if maximum is not None and finite and (np.abs(array) > maximum).any():
+            raise ValueError(f"{message}, each at most {maximum:g} in size")
     return float(array) if array.ndim == 0 else array
+
+
+def file_path(name: str, value: object, *, default: object = None) -> Path:
+    """``value`` as a ``Path`` (``None`` → ``default``); anything but a string or an
+    ``os.PathLike`` is a ``TypeError`` naming it (``Path(1)`` fails inside pathlib)."""
+    if value is None and default is not None:
+        value = default
+    if not isinstance(value, str | os.PathLike) or isinstance(value, bool):
+        raise TypeError(f"{name}={show(value)} must be a path (a str or os.PathLike)")
+    if isinstance(value, str) and not value.strip():
+        raise ValueError(f"{name}={value!r} must be a non-empty path")
+    return Path(value)

@@ -44,12 +44,22 @@ import math
 import re
 import subprocess
 import sys
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ._validate import positive_float
+from ._validate import (
+    choice,
+    function,
+    instance,
+    name_string,
+    optional,
+    positive_float,
+    positive_int,
+    sequence,
+    show,
+)
 from .cost import OpCost
 from .runtime import has_cuda_gpu, require
 from .units import format_bandwidth, format_flops, format_seconds
@@ -134,6 +144,34 @@ class Target:
     threshold: float
     cases: tuple[str, ...]
     today: str = ""  # the H100 measurement the target was set against
+
+    def __post_init__(self) -> None:
+        name_string("name", self.name)
+        choice("metric", self.metric, METRICS)
+        positive_float("threshold", self.threshold)
+        object.__setattr__(self, "cases", sequence("cases", self.cases, _pattern))
+        if not isinstance(self.today, str):
+            raise TypeError(f"today={show(self.today)} must be a string")
+
+
+#: The record keys a target can hold to a threshold.
+METRICS = ("frac_copy_bw", "speed_vs_torch")
+#: What evaluating a target can conclude.
+STATUSES = ("met", "not met", "not measured")
+
+
+def _pattern(name: str, value: object) -> str:
+    """A regular expression naming benchmark cases."""
+    name_string(name, value)
+    try:
+        re.compile(value)
+    except re.error as error:
+        raise ValueError(f"{name}={value!r} is not a regular expression: {error}") from None
+    return value
+
+
+def _strings(name: str, value: object) -> tuple[str, ...]:
+    return sequence(name, value, name_string, minimum=0)
 
 
 _MEM = r" fp32 2\^26$"
@@ -261,6 +299,14 @@ class TargetResult:
     missing: tuple[str, ...] = ()
     wrong: tuple[str, ...] = ()
 
+    def __post_init__(self) -> None:
+        instance("target", self.target, Target)
+        choice("status", self.status, STATUSES)
+        optional("worst_case", self.worst_case, name_string)
+        optional("worst_value", self.worst_value, positive_float, allow_zero=True, bounded=False)
+        object.__setattr__(self, "missing", _strings("missing", self.missing))
+        object.__setattr__(self, "wrong", _strings("wrong", self.wrong))
+
     def format(self) -> str:
         t = self.target
         unit = "of copy bw" if t.metric == "frac_copy_bw" else "of torch's speed"
@@ -284,7 +330,8 @@ def evaluate_targets(
     "not measured" means some case the target names has no record; the worst value among the
     cases that do is still reported. Works on a document's ``records`` or a bare list.
     """
-    records = list(records)
+    records = sequence("records", records, _record, minimum=0)
+    targets = sequence("targets", targets, lambda name, t: instance(name, t, Target))
     out = []
     for t in targets:
         values: list[tuple[float, str]] = []
@@ -320,7 +367,16 @@ def evaluate_targets(
 
 
 def format_targets(results: Iterable[TargetResult]) -> str:
-    return "\n".join(r.format() for r in results)
+    """One line per evaluated target: its status, the worst case, what is missing."""
+    check = lambda name, r: instance(name, r, TargetResult)
+    return "\n".join(r.format() for r in sequence("results", results, check, minimum=0))
+
+
+def _record(name: str, value: object) -> Any:
+    """A benchmark record: a mapping with a ``case`` name (as ``--json`` writes them)."""
+    if not isinstance(value, Mapping) or not isinstance(value.get("case"), str):
+        raise TypeError(f"{name}={show(value)} must be a record: a dict with a 'case' name")
+    return value
 
 
 # --------------------------------------------------------------------------------------------
@@ -337,6 +393,18 @@ class Floor:
     t_memory_s: float
     source: str  # "chip table: A100-80GB" or "measured ceilings"
 
+    def __post_init__(self) -> None:
+        for name in ("time_s", "t_math_s", "t_memory_s"):
+            positive_float(name, getattr(self, name), allow_zero=True, bounded=False)
+        choice("bound", self.bound, ("HBM", "compute"))
+        if not isinstance(self.source, str):
+            raise TypeError(f"source={show(self.source)} must be a string")
+        if not math.isclose(self.time_s, max(self.t_math_s, self.t_memory_s)):
+            raise ValueError(
+                f"time_s={self.time_s!r} must be max(t_math_s, t_memory_s) = "
+                f"{max(self.t_math_s, self.t_memory_s)!r}: the floor is the larger of the two"
+            )
+
 
 def roofline_floor(
     op: OpCost,
@@ -345,14 +413,11 @@ def roofline_floor(
     source: str = "",
 ) -> Floor:
     """Floor for ``op`` given a math peak and a memory bandwidth (both finite and > 0)."""
-    for name, value in (
-        ("peak_flops_per_s", peak_flops_per_s),
-        ("bandwidth_bytes_per_s", bandwidth_bytes_per_s),
-    ):
-        try:
-            positive_float(name, value)
-        except ValueError:
-            raise ValueError(f"{name}={value!r} must be a finite number > 0") from None
+    instance("op", op, OpCost)
+    peak_flops_per_s = positive_float("peak_flops_per_s", peak_flops_per_s)
+    bandwidth_bytes_per_s = positive_float("bandwidth_bytes_per_s", bandwidth_bytes_per_s)
+    if not isinstance(source, str):
+        raise TypeError(f"source={show(source)} must be a string")
     t_math = op.flops / peak_flops_per_s
     t_mem = op.bytes / bandwidth_bytes_per_s
     bound = "compute" if t_math > t_mem else "HBM"
@@ -363,6 +428,7 @@ def chip_floor(op: OpCost, chip_name: str, precision: str) -> Floor:
     """Floor from the chip table: ``precision``'s dense peak and the HBM bandwidth."""
     from .hardware import chip
 
+    instance("op", op, OpCost)
     c = chip(chip_name)
     return roofline_floor(op, c.peak_flops(precision), c.hbm_bandwidth, f"chip table: {c.name}")
 
@@ -375,6 +441,12 @@ class Measurement:
     op: OpCost
     floor: Floor
     measured_s: float
+
+    def __post_init__(self) -> None:
+        name_string("name", self.name)
+        instance("op", self.op, OpCost)
+        instance("floor", self.floor, Floor)
+        positive_float("measured_s", self.measured_s)
 
     @property
     def fraction_of_roofline(self) -> float:
@@ -403,7 +475,8 @@ class Measurement:
 
 def format_table(measurements: list[Measurement]) -> str:
     """One line per kernel, floor first."""
-    return "\n".join(m.format() for m in measurements)
+    check = lambda name, m: instance(name, m, Measurement)
+    return "\n".join(m.format() for m in sequence("measurements", measurements, check, minimum=0))
 
 
 def _require_gpu() -> None:
@@ -413,12 +486,17 @@ def _require_gpu() -> None:
 
 WARMUP_MS = 25
 REP_MS = 100
+#: Longest warm-up or repetition time accepted (a minute: longer is a typo, not a benchmark).
+MAX_BENCH_MS = 60_000
 
 
 def measure_seconds(
     fn: Callable[[], object], *, warmup_ms: int = WARMUP_MS, rep_ms: int = REP_MS
 ) -> float:
     """Median time of ``fn()`` in seconds with ``triton.testing.do_bench`` (GPU only)."""
+    function("fn", fn)
+    warmup_ms = positive_int("warmup_ms", warmup_ms, maximum=MAX_BENCH_MS)
+    rep_ms = positive_int("rep_ms", rep_ms, maximum=MAX_BENCH_MS)
     _require_gpu()
     testing = require("triton.testing", "pip install triton")
     ms = testing.do_bench(fn, warmup=warmup_ms, rep=rep_ms, return_mode="median")
@@ -432,9 +510,15 @@ class Ceilings:
     copy_bandwidth: float
     matmul_flops_per_s: float
 
+    def __post_init__(self) -> None:
+        positive_float("copy_bandwidth", self.copy_bandwidth)
+        positive_float("matmul_flops_per_s", self.matmul_flops_per_s)
+
 
 def measure_ceilings(copy_bytes: int = 1 << 30, matmul_n: int = 8192) -> Ceilings:
     """A large device-to-device copy and a large fp16 ``torch.matmul``, timed once (GPU only)."""
+    copy_bytes = positive_int("copy_bytes", copy_bytes, minimum=2, maximum=1 << 40)
+    matmul_n = positive_int("matmul_n", matmul_n, maximum=1 << 16)
     _require_gpu()
     import torch
 
@@ -457,6 +541,12 @@ def relative_error(out: Any, ref: Any) -> float:
 
     outs = out if isinstance(out, tuple | list) else (out,)
     refs = ref if isinstance(ref, tuple | list) else (ref,)
+    for name, tensors in (("out", outs), ("ref", refs)):
+        for t in tensors:
+            if not isinstance(t, torch.Tensor) or t.is_complex() or t.device.type == "meta":
+                raise TypeError(
+                    f"{name}={show(t)} must be a real torch.Tensor (or a tuple of them)"
+                )
     if len(outs) != len(refs):
         raise ValueError(f"{len(outs)} outputs but {len(refs)} references")
     num = den = 0.0
@@ -1130,6 +1220,8 @@ def main(argv: list[str] | None = None) -> int:
         "--list", action="store_true", help="print the cases a run would measure; time nothing"
     )
     parser.add_argument("--no-progress", action="store_true")
+    if argv is not None:
+        argv = list(sequence("argv", argv, name_string, minimum=0))
     args = parser.parse_args(argv)
     if args.only is not None:
         try:

@@ -46,10 +46,24 @@ import subprocess
 import sys
 import tempfile
 from collections import Counter
+from collections.abc import Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
+
+from ._validate import (
+    choice,
+    flag,
+    instance,
+    name_string,
+    optional,
+    positive_float,
+    positive_int,
+    power_of_two,
+    sequence,
+    show,
+)
 
 #: Targets the course compiles for: name → (chip in :mod:`gpuperf.hardware`, compute capability).
 TARGETS: dict[str, tuple[str, int]] = {
@@ -98,6 +112,40 @@ class KernelSpec:
     # Triton's JIT turns an integer argument equal to 1 into the constant 1 before compiling, so
     # the compiler knows the innermost dimension is contiguous: vector loads and cp.async.
     unit_args: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        name_string("module", self.module)
+        name_string("kernel", self.kernel)
+        object.__setattr__(self, "constexprs", _constexprs("constexprs", self.constexprs))
+        power_of_two("num_warps", self.num_warps, 1, 32)
+        positive_int("num_stages", self.num_stages, 1, MAX_NUM_STAGES)
+        for name in ("fp32_pointers", "divisible_by_16", "unit_args"):
+            value = sequence(name, getattr(self, name), name_string, minimum=0)
+            object.__setattr__(self, name, value)
+
+
+#: Most pipeline stages a compile request may ask for (Triton's own bound for these kernels).
+MAX_NUM_STAGES = 8
+
+
+def _constexprs(name: str, value: object) -> dict:
+    """Meta-parameters: a mapping from names to numbers, booleans or strings."""
+    if not isinstance(value, Mapping) or not all(isinstance(k, str) for k in value):
+        raise TypeError(f"{name}={show(value)} must be a dict of meta-parameter names")
+    for key, item in value.items():  # tiles, flags, strides, "ieee": never a float or negative
+        if not isinstance(item, bool | str):
+            positive_int(f"{name}[{key!r}]", item, minimum=0)
+    return dict(value)
+
+
+def _opcode_counts(name: str, value: object) -> tuple[tuple[str, int], ...]:
+    """(opcode, count) pairs, as the PTX listing gives them."""
+
+    def pair(label: str, item: object) -> tuple[str, int]:
+        opcode, count = sequence(label, item, minimum=2, maximum=2)
+        return name_string(label, opcode), positive_int(label, count, minimum=0)
+
+    return sequence(name, value, pair, minimum=0)
 
 
 _FA = {
@@ -277,6 +325,32 @@ class CompileReport:
     #: True when ``fits`` comes from the course's shared-memory model, not from a compile.
     modelled: bool = False
 
+    def __post_init__(self) -> None:
+        name_string("kernel", self.kernel)
+        choice("target", self.target, _ALL_TARGETS)
+        name_string("chip_name", self.chip_name)
+        choice("dtype", self.dtype, DTYPES)
+        power_of_two("num_warps", self.num_warps, 1, 32)
+        positive_int("num_stages", self.num_stages, 1, MAX_NUM_STAGES)
+        object.__setattr__(self, "constexprs", _constexprs("constexprs", self.constexprs))
+        name_string("triton_version", self.triton_version)
+        for name in ("compiled", "fits", "modelled"):
+            flag(name, getattr(self, name))
+        for name in (
+            "shared_memory_bytes", "shared_memory_limit_bytes", "registers_per_thread",
+            "spill_bytes", "spill_store_bytes", "spill_load_bytes", "active_warps_per_sm",
+        ):  # fmt: skip
+            optional(name, getattr(self, name), positive_int, minimum=0)
+        optional("occupancy", self.occupancy, positive_float, allow_zero=True, maximum=1.0)
+        optional("limited_by", self.limited_by, name_string)
+        value = sequence("tensor_core_instructions", self.tensor_core_instructions, name_string,
+                         minimum=0)  # fmt: skip
+        object.__setattr__(self, "tensor_core_instructions", value)
+        for name in ("global_accesses", "ptx_instructions"):
+            object.__setattr__(self, name, _opcode_counts(name, getattr(self, name)))
+        if not isinstance(self.explanation, str):
+            raise TypeError(f"explanation={show(self.explanation)} must be a string")
+
     @property
     def threads_per_block(self) -> int:
         return 32 * self.num_warps
@@ -335,13 +409,13 @@ def _module_source_hash(module: str) -> str:
 
 
 def _job(kernel: str, target: str, dtype: str, num_warps, num_stages, overrides) -> dict:
-    if kernel not in KERNELS and kernel not in ARCH_KERNELS:
+    if not isinstance(kernel, str) or (kernel not in KERNELS and kernel not in ARCH_KERNELS):
         known = ", ".join(sorted({**KERNELS, **ARCH_KERNELS}))
-        raise KeyError(f"unknown kernel {kernel!r}; known: {known}")
-    if target not in _ALL_TARGETS:
-        raise ValueError(f"target={target!r} must be one of {', '.join(_ALL_TARGETS)}")
-    if dtype not in DTYPES:
-        raise ValueError(f"dtype={dtype!r} must be one of {', '.join(DTYPES)}")
+        raise KeyError(f"unknown kernel {show(kernel)}; known: {known}")
+    if not isinstance(target, str) or target not in _ALL_TARGETS:
+        raise ValueError(f"target={show(target)} must be one of {', '.join(_ALL_TARGETS)}")
+    if not isinstance(dtype, str) or dtype not in DTYPES:
+        raise ValueError(f"dtype={show(dtype)} must be one of {', '.join(DTYPES)}")
     spec = KERNELS[kernel] if kernel in KERNELS else ARCH_KERNELS[kernel]
     unknown = set(overrides) - set(spec.constexprs)
     if unknown:
@@ -349,8 +423,6 @@ def _job(kernel: str, target: str, dtype: str, num_warps, num_stages, overrides)
             f"{kernel} has no meta-parameter {', '.join(sorted(unknown))}; "
             f"it takes {', '.join(spec.constexprs)}"
         )
-    from ._validate import positive_int, power_of_two
-
     # 0 is a bad value, not "the default": only None picks the spec's setting.
     num_warps = spec.num_warps if num_warps is None else num_warps
     num_stages = spec.num_stages if num_stages is None else num_stages
@@ -549,12 +621,22 @@ def _key(job: dict) -> str:
 _MEMORY: dict[str, dict] = {}
 
 
+def _request(name: str, value: object) -> Mapping:
+    """One compile request: ``compile_kernel``'s arguments as a dict with a ``kernel``."""
+    if not isinstance(value, Mapping) or "kernel" not in value:
+        raise TypeError(f"{name}={show(value)} must be a dict of compile_kernel's arguments")
+    unknown = [k for k in value if not isinstance(k, str)]
+    if unknown:
+        raise TypeError(f"{name}={show(value)}: argument names must be strings")
+    return value
+
+
 def compile_many(requests: list[dict]) -> list[CompileReport]:
     """Compile several kernels in one child process; a request holds ``compile_kernel``'s args."""
     from . import hardware
 
     jobs = []
-    for r in requests:
+    for r in sequence("requests", requests, _request):
         r = dict(r)
         jobs.append(
             _job(
@@ -633,6 +715,8 @@ def inspect_all(
     targets: tuple[str, ...] = tuple(TARGETS), dtype: str = "fp16"
 ) -> list[CompileReport]:
     """Every course kernel on every target, compiled in one child process (cached)."""
+    targets = sequence("targets", targets, lambda name, t: choice(name, t, _ALL_TARGETS))
+    dtype = choice("dtype", dtype, DTYPES)
     return compile_many(
         [{"kernel": k, "target": t, "dtype": dtype} for k in KERNELS for t in targets]
     )
@@ -645,7 +729,8 @@ def table(reports: list[CompileReport]) -> str:
         "tensor cores"
     )
     lines = [head, "-" * len(head)]
-    for r in reports:
+    check = lambda name, r: instance(name, r, CompileReport)
+    for r in sequence("reports", reports, check, minimum=0):
         if not (r.compiled and r.fits):
             lines.append(f"{r.kernel:26} {r.target:6} {r.dtype:5} {r.explanation}")
             continue

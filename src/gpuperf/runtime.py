@@ -27,6 +27,8 @@ def require(module: str, install: str | None = None) -> ModuleType:
     """Import an optional dependency, or raise ``ImportError`` naming the install command."""
     if not isinstance(module, str) or not module.strip():
         raise TypeError(f"module={module!r} must be a module name such as 'torch'")
+    if install is not None and not isinstance(install, str):
+        raise TypeError(f"install={install!r} must be the install command (a string) or None")
     try:
         return importlib.import_module(module)
     except ImportError as exc:

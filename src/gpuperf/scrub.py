@@ -28,7 +28,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ._validate import name_string, positive_float, positive_int, show
+from ._validate import name_string, positive_float, positive_int, sequence, show
 
 #: Highest resolution a frame may be rendered at (frames are inline PNGs in the page).
 MAX_DPI = 300
@@ -106,7 +106,7 @@ def control(
         raise TypeError(f"values={show(values)} of control {name!r} must be a sequence")
     values = tuple(values)
     if not values:
-        raise ValueError(f"control {name!r} needs at least one value")
+        raise ValueError(f"values=() of control {name!r}: a control needs at least one value")
     if not callable(format):
         raise TypeError(f"format={show(format)} must be callable")
     if label is not None:
@@ -158,8 +158,7 @@ class Scrubber:
             raise ValueError("alt text is required: describe what the figure shows")
         if not isinstance(caption, str):
             raise TypeError(f"caption={show(caption)} must be a string")
-        if not controls:
-            raise ValueError("a Scrubber needs at least one control")
+        controls = sequence("controls", controls)
         if not all(isinstance(c, Control) for c in controls):
             raise TypeError(f"controls={show(controls)} must be Control objects (see control())")
         names = [c.name for c in controls]

@@ -53,19 +53,26 @@ import torch
 import triton
 import triton.language as tl
 
+from .._validate import instance, positive_int
 from ._common import (
+    arch_name,
     block,
     cdiv,
     check_grid,
+    check_reference,
     check_shared_memory,
     check_tensor,
     device_arch,
     flag,
+    float_dtype,
     next_power_of_2,
     pipeline_buffers,
     reject_bf16_in_interpreter,
     stages,
     warps,
+)
+from ._common import (
+    element_size as _element_size,
 )
 
 MAX_HEAD_DIM = 256
@@ -93,6 +100,10 @@ def attention_ref(
     q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, is_causal: bool = False
 ) -> torch.Tensor:
     """softmax(Q Kᵀ/√d) V in fp32 with the (seq × seq) matrix materialised; differentiable."""
+    is_causal = flag("is_causal", is_causal)
+    for name, t in (("q", q), ("k", k), ("v", v)):
+        check_reference(name, t, ndim=(3, 4))
+    _same_qkv(q, k, v)
     scale = 1.0 / math.sqrt(q.shape[-1])
     s = (q.float() @ k.float().transpose(-1, -2)) * scale  # (…, seq, seq): the N² traffic
     if is_causal:
@@ -290,14 +301,7 @@ def _flash_bwd_dq_kernel(
 def _check_qkv(q: object, k: object, v: object, what: str) -> None:
     for name, t in (("q", q), ("k", k), ("v", v)):
         check_tensor(name, t, ndim=(3, 4))
-    for name, t in (("k", k), ("v", v)):
-        if t.shape != q.shape:
-            raise ValueError(
-                f"{name} has shape {tuple(t.shape)} but q has {tuple(q.shape)}; "
-                "q, k and v must have one shape (batch[, heads], seq, d)"
-            )
-        if t.dtype != q.dtype:
-            raise TypeError(f"{name}.dtype={t.dtype} but q.dtype={q.dtype}; they must match")
+    _same_qkv(q, k, v)
     if q.shape[-1] > MAX_HEAD_DIM:
         raise ValueError(f"head dim d={q.shape[-1]} must be ≤ {MAX_HEAD_DIM}")
     seq, d = q.shape[-2], q.shape[-1]
@@ -307,6 +311,17 @@ def _check_qkv(q: object, k: object, v: object, what: str) -> None:
             "head are int32; the per-head base offset is int64)"
         )
     reject_bf16_in_interpreter(q, what)
+
+
+def _same_qkv(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> None:
+    for name, t in (("k", k), ("v", v)):
+        if t.shape != q.shape:
+            raise ValueError(
+                f"{name} has shape {tuple(t.shape)} but q has {tuple(q.shape)}; "
+                "q, k and v must have one shape (batch[, heads], seq, d)"
+            )
+        if t.dtype != q.dtype:
+            raise TypeError(f"{name}.dtype={t.dtype} but q.dtype={q.dtype}; they must match")
 
 
 @dataclass(frozen=True)
@@ -322,20 +337,31 @@ class FlashConfig:
     num_warps: int = 4
     num_stages: int = 2
 
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "BLOCK_M", block("BLOCK_M", self.BLOCK_M, 16, 256))
+        object.__setattr__(self, "BLOCK_N", block("BLOCK_N", self.BLOCK_N, 16, 256))
+        object.__setattr__(self, "num_warps", warps(self.num_warps))
+        object.__setattr__(self, "num_stages", stages(self.num_stages))
+
     def shared_memory_bytes(self, head_dim: int, element_size: int, arch: str = "sm_90") -> int:
         """Estimate: the K and V tiles times the pipeline's buffers on ``arch``
         (:func:`~gpuperf.kernels._common.pipeline_buffers`), plus one Q tile
         (BLOCK_D = 2^⌈log₂ d⌉)."""
-        block_d = max(16, next_power_of_2(head_dim))
-        kv = 2 * self.BLOCK_N * block_d * element_size
-        q = self.BLOCK_M * block_d * element_size
-        return pipeline_buffers(self.num_stages, arch) * kv + q
+        block_d = max(16, next_power_of_2(_head_dim(head_dim)))
+        size = _element_size(element_size)
+        kv = 2 * self.BLOCK_N * block_d * size
+        q = self.BLOCK_M * block_d * size
+        return pipeline_buffers(self.num_stages, arch_name(arch)) * kv + q
 
     def live_per_thread(self, head_dim: int) -> int:
         """fp32 values a thread holds: Q and the accumulator (BLOCK_M×BLOCK_D), the scores."""
-        block_d = max(16, next_power_of_2(head_dim))
+        block_d = max(16, next_power_of_2(_head_dim(head_dim)))
         live = 2 * self.BLOCK_M * block_d + self.BLOCK_M * self.BLOCK_N
         return live // (32 * self.num_warps)
+
+
+def _head_dim(value: object) -> int:
+    return positive_int("head_dim", value, 1, MAX_HEAD_DIM)
 
 
 def _check_config(
@@ -395,6 +421,10 @@ class FlashDefaults:
     dkdv: FlashConfig
     dq: FlashConfig
 
+    def __post_init__(self) -> None:
+        for name in ("forward", "dkdv", "dq"):
+            instance(name, getattr(self, name), FlashConfig)
+
 
 #: T4 (sm_75) defaults by dtype (fp16; fp32), each kernel on its own. Chosen from offline compiles
 #: (:func:`gpuperf.inspect.compile_kernel`, Triton 3.9, d = 64): the largest BLOCK_M·BLOCK_N that
@@ -435,7 +465,8 @@ T4_CONFIGS: dict[str, FlashDefaults] = {
 def default_configs(dtype: torch.dtype, arch: str | None = None) -> FlashDefaults:
     """The tiles FlashAttention uses for ``dtype`` on ``arch`` (default: this device) when the
     caller gives none: :data:`T4_CONFIGS` on sm_75, 64×64 / 4 warps / 2 stages elsewhere."""
-    arch = device_arch() if arch is None else arch
+    float_dtype("dtype", dtype)
+    arch = device_arch() if arch is None else arch_name(arch)
     if arch == "sm_75":
         return T4_CONFIGS["fp32" if dtype == torch.float32 else "fp16"]
     portable = FlashConfig()

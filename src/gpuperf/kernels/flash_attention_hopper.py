@@ -38,6 +38,7 @@ import torch
 import triton
 import triton.language as tl
 
+from .._validate import choice, instance, optional
 from ..runtime import interpreting
 from ._common import cdiv, check_grid, flag, reject_bf16_in_interpreter
 from .flash_attention import (
@@ -172,6 +173,7 @@ def _flash_fwd_tma_kernel(
 def hopper_config(head_dim: int) -> FlashConfig:
     """Tiles for sm_90: 128 queries × 8 warps; 128 keys per step for d ≤ 64, 64 beyond; 3 stages
     (2 for d = 256, to stay inside 227 KiB of shared memory)."""
+    head_dim = choice("head_dim", head_dim, HEAD_DIMS)
     if head_dim <= 64:
         return FlashConfig(128, 128, 8, 3)
     if head_dim <= 128:
@@ -247,7 +249,10 @@ class FlashAttentionHopper(torch.autograd.Function):
         is_causal = flag("is_causal", is_causal)
         _check_hopper(q, k, v, "FlashAttentionHopper")
         d = q.shape[-1]
-        wanted = FlashAttentionHopper.CONFIG or hopper_config(d)
+        wanted = FlashAttentionHopper.CONFIG
+        if wanted is None:  # not `or`: a falsy wrong value is an error, never the default
+            wanted = hopper_config(d)
+        instance("FlashAttentionHopper.CONFIG", wanted, FlashConfig)
         config = _check_config(wanted, d, q.dtype, "FlashAttentionHopper")
         o, lse = _forward(q, k, v, is_causal, config)
         ctx.save_for_backward(q, k, v, o, lse)
@@ -274,6 +279,7 @@ def flash_attention_hopper(
     """softmax(Q Kᵀ/√d) V with the Hopper forward (TMA); differentiable through the portable
     backward. ``config`` overrides :func:`hopper_config`."""
     is_causal = flag("is_causal", is_causal)
+    optional("config", config, instance, FlashConfig)
     _check_hopper(q, k, v, "flash_attention_hopper")
     reject_bf16_in_interpreter(q, "flash_attention_hopper")
     old = FlashAttentionHopper.CONFIG

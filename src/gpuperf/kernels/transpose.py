@@ -23,6 +23,7 @@ from ._common import (
     block,
     cdiv,
     check_grid,
+    check_reference,
     check_tensor,
     count,
     reject_autograd,
@@ -40,7 +41,7 @@ def transpose_cost(m: int, n: int, precision: str = "fp32"):
 
 
 def transpose_ref(x: torch.Tensor) -> torch.Tensor:
-    return x.t().contiguous()  # reads M·N, writes M·N
+    return check_reference("x", x, ndim=2).t().contiguous()  # reads M·N, writes M·N
 
 
 @triton.jit

@@ -31,6 +31,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, NamedTuple
 
+from .._validate import file_path
 from ..hardware import chip as find_chip
 from ..inspect import target_of
 from ..tiling import occupancy
@@ -168,13 +169,14 @@ def regenerate(path: str | Path | None = None) -> int:  # pragma: no cover - off
     """Compile the grid (minutes, cached by gpuperf.inspect) and rewrite this module's table."""
     from .. import inspect as gi
 
+    path = file_path("path", path, default=__file__)
+
     reports = gi.compile_many(_requests())
     lines = []
     for request, report in zip(_requests(), reports, strict=True):
         key = (request["target"], request["BLOCK_M"], request["BLOCK_N"], request["BLOCK_K"])
         lines.append(f"    {key!r}: {_entry(report)!r},")
     version = reports[0].triton_version
-    path = Path(path or __file__)
     text = path.read_text(encoding="utf-8")
     head = text.split(_MARKER)[0]
     body = (
