@@ -411,6 +411,24 @@ def call(
     """Call ``fn(**kwargs)`` and judge it: a clear error, or (unless ``must_refuse``) a sane
     result. ``shown`` are the arguments a message may name or show; ``kwargs["*args"]``, if
     present, is passed positionally (to a ``*args`` parameter)."""
+    try:
+        return _judge(fn, kwargs, parameters=parameters, shown=shown, must_refuse=must_refuse,
+                      label=label)  # fmt: skip
+    finally:
+        plt = sys.modules.get("matplotlib.pyplot")
+        if plt is not None:
+            plt.close("all")  # a figure a call drew is judged already; keep memory flat
+
+
+def _judge(
+    fn: Callable[..., Any],
+    kwargs: Mapping[str, Any],
+    *,
+    parameters: tuple[str, ...],
+    shown: Mapping[str, Any],
+    must_refuse: bool,
+    label: str,
+) -> Outcome:
     kwargs = dict(kwargs)
     args = kwargs.pop("*args", ())
     if args:  # the parameters before *args must go by position too
@@ -597,7 +615,8 @@ GOOD_CALLS: dict[str, Callable[[], dict[str, Any]]] = {
     "plots.checkpoint_tradeoff": lambda: {"n_layers": 24, "activation_bytes_per_layer": 1e8,
                                           "input_bytes_per_layer": 1e7},
     "plots.memory_ladder": lambda: {"levels": gpuperf.memory.bandwidth_ladder("H100-SXM")},
-    "plots.link_bandwidths": lambda: {"rows": [("PCIe", 64e9, None), ("NVLink", 450e9, 4e11)]},
+    "plots.link_bandwidths": lambda: {"rows": [
+        ("CPU → GPU", gpuperf.measurements.find("CPU → GPU copy"), 15.75e9)]},
     "plots.effective_bandwidth_curves": lambda: {"links": {"PCIe": (14e9, 1.4e-6)}},
     "profiling.profile": lambda: {"fn": lambda: _randn(8) * 2},
     "recompute.recompute_or_store": lambda: {"n_elements": 1 << 20, "flops_per_element": 4.0,
@@ -625,6 +644,9 @@ GOOD_CALLS: dict[str, Callable[[], dict[str, Any]]] = {
     "vega.write_bundle": lambda: {"static_dir": _tmp_dir()},
     "vega.StaticExplorer": lambda: {"controls": [gpuperf.scrub.control("n", [1, 2])],
                                     "alt": "a figure"},
+    # refused values only (REFUSED_ONLY): the other arguments are placeholders
+    "vega.StaticExplorer.chart": lambda: {"chart": None},
+    "vega.StaticExplorer.table": lambda: {"name": "extra", "compute": lambda: {"y": 1.0}},
     "widgets.live.LiveFigure": lambda: _live_figure(),
     "widgets.live.Explorer": lambda: _explorer_parts(),
     "widgets.static.colab_url": lambda: {"notebook": "chapters/02_roofline.ipynb",
@@ -696,6 +718,9 @@ INSTANCES: dict[str, Callable[[], Any]] = {
         "matmul", gpuperf.cost.matmul(64, 64, 64),
         gpuperf.bench.chip_floor(gpuperf.cost.matmul(64, 64, 64), "H100-SXM", "fp16"), 1e-5),
     "inspect.CompileReport": _compile_report,
+    "vega.StaticExplorer": lambda: importlib.import_module(
+        "gpuperf.widgets.asynchrony"
+    ).overlap_static(),
     "measurements.Provenance": lambda: gpuperf.measurements.course_kernels()[0].provenance,
     "profiling.Profile": _profile,
     "profiling.ProfileRow": lambda: _profile().rows[0],
@@ -721,6 +746,8 @@ REFUSED_ONLY: dict[str, str] = {
     "recompute.transformer_layer": "builds a torch module: seconds at hidden=4096",
     "vega.write_bundle": "writes the Vega runtime, megabytes (tests/test_vega.py)",
     "vega.javascript_bundle": "reads the Vega runtime from the vl-convert wheel",
+    "vega.StaticExplorer.table": "adds a table to a built figure (tests/test_vega.py)",
+    "vega.StaticExplorer.chart": "sets an Altair chart (tests/test_vega.py)",
 }
 #: Values of the refused lists that a parameter accepts by design, with the reason.
 ACCEPTED: dict[tuple[str, str], tuple[tuple[Any, ...], str]] = {
@@ -952,7 +979,8 @@ class Sweep:
             if fields is not None and label not in GOOD_CALLS:
                 GOOD_CALLS[label] = lambda fields=fields: dict(fields)
             result = self.sweep(label, cls)
-            self.note_result(result if result is not None else instance)
+            # methods are swept on the realistic instance when there is one (a built figure)
+            self.note_result(instance if label in INSTANCES or result is None else result)
         self.sweep_methods()
         self.check_variants()
 

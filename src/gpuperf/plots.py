@@ -17,7 +17,19 @@ from typing import Any
 
 import numpy as np
 
-from ._validate import positive_float, positive_int
+from ._validate import (
+    figsize as figure_size,
+)
+from ._validate import (
+    flag,
+    instance,
+    optional,
+    positive_float,
+    positive_int,
+    sequence,
+    show,
+    value_range,
+)
 from .cost import OpCost
 from .hardware import Chip, chip
 from .roofline import attainable_flops
@@ -45,6 +57,10 @@ __all__ = [
 ]
 
 _TFLOPS = 1e12
+#: Largest token batch :func:`batch_roofline` draws (one point per batch size).
+MAX_BATCH_DRAWN = 1 << 16
+#: Most layers :func:`checkpoint_tradeoff` draws (one point per checkpoint interval).
+MAX_LAYERS_DRAWN = 4096
 #: Most cache lines :func:`_coalescing_grid` draws, and most tiles per side :func:`tile_picture`
 #: draws (a figure, not a data structure: beyond these nothing is readable anyway).
 MAX_LINES_DRAWN = 1024
@@ -55,6 +71,56 @@ def _pyplot() -> Any:
     from .runtime import require
 
     return require("matplotlib.pyplot", "pip install matplotlib")
+
+
+# --- argument checks shared by the figures: a bad argument fails before anything is drawn ------
+
+
+def _chips(name: str, value: object) -> list[Chip]:
+    """One chip (a name or a ``Chip``) or a non-empty sequence of them."""
+    if isinstance(value, str | Chip):
+        return [_chip(name, value)]
+    return list(sequence(name, value, _chip))
+
+
+def _chip(name: str, value: object) -> Chip:
+    """The chip ``value`` names; the error says which argument named it."""
+    if not isinstance(value, str | Chip):
+        raise TypeError(f"{name}={show(value)} must be a chip name or a Chip")
+    try:
+        return chip(value)
+    except KeyError as error:
+        raise KeyError(f"{name}={value!r}: {error.args[0]}") from None
+
+
+def _labelled(name: str, value: object, check: Any, *, minimum: int = 1) -> dict[str, Any]:
+    """A mapping from string labels to values, each passed through ``check(name[label], v)``."""
+    if not isinstance(value, Mapping):
+        raise TypeError(f"{name}={show(value)} must be a mapping from labels to values")
+    if len(value) < minimum:
+        raise ValueError(f"{name}={show(value)} must hold at least {minimum} entry")
+    out = {}
+    for label, item in value.items():
+        if not isinstance(label, str):
+            raise TypeError(f"{name} key {show(label)} must be a string label")
+        out[label] = check(f"{name}[{label!r}]", item)
+    return out
+
+
+def _title(value: object) -> str | None:
+    if value is not None and not isinstance(value, str):
+        raise TypeError(f"title={show(value)} must be a string or None")
+    return value
+
+
+def _op(name: str, value: object) -> OpCost:
+    return instance(name, value, OpCost)
+
+
+def _point(name: str, value: object) -> tuple[float, float]:
+    """(intensity, FLOP/s) of a measured point."""
+    x, y = sequence(name, value, minimum=2, maximum=2)
+    return positive_float(name, x), positive_float(name, y)
 
 
 def roofline(
@@ -73,19 +139,14 @@ def roofline(
     arithmetic intensity on the roof of the *first* chip. ``bandwidth`` replaces HBM bandwidth
     (e.g. a link) for every chip. With a single chip the memory-bound region is shaded.
     """
+    resolved = _chips("chips", chips)
+    low, high = value_range("intensity_range", intensity_range)
+    ops = _labelled("ops", ops, _op, minimum=0) if ops is not None else {}
+    optional("bandwidth", bandwidth, positive_float)
+    title, figsize = _title(title), figure_size("figsize", figsize)
+    for the_chip in resolved:
+        the_chip.peak_flops(precision)  # every chip has the precision, before drawing
     plt = _pyplot()
-    chip_list = [chips] if isinstance(chips, str | Chip) else list(chips)
-    if not chip_list:
-        raise ValueError("chips must name at least one chip")
-    resolved = [chip(c) for c in chip_list]
-    message = f"intensity_range={intensity_range!r} must be (low, high) with 0 < low < high"
-    try:
-        low, high = intensity_range
-    except (TypeError, ValueError):
-        raise ValueError(message) from None
-    low, high = positive_float("intensity_range low", low), positive_float("high", high)
-    if not low < high:
-        raise ValueError(message)
     intensity = np.geomspace(low, high, 400)
 
     fig, ax = plt.subplots(figsize=figsize, layout="constrained")
@@ -252,7 +313,7 @@ class _RooflinePanel:
         """Draw ``min(peak, bandwidth × intensity)`` for a chip; returns the ridge point."""
         from .roofline import ridge_point
 
-        the_chip = chip(the_chip)
+        the_chip = _chip("the_chip", the_chip)
         ridge = ridge_point(the_chip, precision, bandwidth)
         peak = the_chip.peak_flops(precision)
         low, high = self.intensity_range
@@ -400,7 +461,7 @@ class _PeakBarsPanel:
         return [*self.bars, *self.labels, self.title] if self.annotate else [*self.bars]
 
     def set_chip(self, the_chip: str | Chip, selected: str) -> None:
-        the_chip = chip(the_chip)
+        the_chip = _chip("the_chip", the_chip)
         for precision, bar, label in zip(self.precisions, self.bars, self.labels, strict=True):
             if precision in the_chip.precisions:
                 peak = the_chip.peak_flops(precision)
@@ -442,6 +503,7 @@ def gpu_anatomy(chip_name: str | Chip = "A100-80GB", *, figsize=(6.4, 8.6)) -> A
     from matplotlib.patches import Rectangle
 
     the_chip = chip(chip_name)
+    figsize = figure_size("figsize", figsize)
     if the_chip.architecture not in _DIE_LAYOUT:
         known = ", ".join(c.name for c in _chips_with_layout())
         raise ValueError(f"no die layout for {the_chip.name}; drawable chips: {known}")
@@ -563,8 +625,9 @@ def compute_vs_bandwidth(
     16-bit is BF16 where the chip has it, else FP16 (V100, T4). Left: both quantities relative to
     the first chip (log scale). Right: the ridge point, peak / bandwidth, in FLOP per byte.
     """
+    resolved = _chips("names", names)
+    figsize = figure_size("figsize", figsize)
     plt = _pyplot()
-    resolved = [chip(n) for n in names]
     precisions = ["bf16" if "bf16" in c.precisions else "fp16" for c in resolved]
     peaks = np.array([c.peak_flops(p) for c, p in zip(resolved, precisions, strict=True)])
     bandwidths = np.array([c.hbm_bandwidth for c in resolved])
@@ -603,10 +666,17 @@ def roofline_bandwidths(
     memory-bound only under the lower bandwidth; green: compute-bound under both. ``ops`` maps
     a label to an arithmetic intensity, drawn on the lower roof.
     """
-    plt = _pyplot()
-    the_chip = chip(the_chip)
+    the_chip = _chip("the_chip", the_chip)
+    the_chip.peak_flops(precision)
+    bandwidths = _labelled("bandwidths", bandwidths, positive_float)
     if len(bandwidths) != 2:
-        raise ValueError(f"bandwidths must have exactly two entries, got {len(bandwidths)}")
+        raise ValueError(
+            f"bandwidths={show(bandwidths)} must have exactly two entries, got {len(bandwidths)}"
+        )
+    ops = _labelled("ops", ops, positive_float, minimum=0) if ops is not None else {}
+    intensity_range = value_range("intensity_range", intensity_range)
+    figsize = figure_size("figsize", figsize)
+    plt = _pyplot()
     (low_label, low_bw), (high_label, high_bw) = sorted(bandwidths.items(), key=lambda kv: kv[1])
     intensity = np.geomspace(*intensity_range, 400)
     fig, ax = plt.subplots(figsize=figsize, layout="constrained")
@@ -621,7 +691,7 @@ def roofline_bandwidths(
         roof = attainable_flops(intensity, the_chip, precision, bw)
         ridge = the_chip.ridge_point(precision, bw)
         ax.plot(intensity, roof, style, lw=2, label=f"{label}: ridge {_number(ridge)} FLOP/B")
-    for label, value in (ops or {}).items():
+    for label, value in ops.items():
         y = attainable_flops(value, the_chip, precision, low_bw)
         ax.plot(value, y, "o", ms=8, mec="black", zorder=4)
         ax.annotate(label, (value, y), xytext=(6, -14), textcoords="offset points", fontsize=8)
@@ -646,8 +716,12 @@ def batch_roofline(
     """
     from .roofline import critical_batch_size, matmul_flops_vs_batch
 
+    the_chip = _chip("the_chip", the_chip)
+    the_chip.peak_flops(precision)
+    widths = sequence("widths", widths, positive_int)
+    max_batch = positive_int("max_batch", max_batch, maximum=MAX_BATCH_DRAWN)
+    figsize = figure_size("figsize", figsize)
     plt = _pyplot()
-    the_chip = chip(the_chip)
     batch = np.arange(1, max_batch + 1)
     fig, ax = plt.subplots(figsize=figsize, layout="constrained")
     for width in widths:
@@ -693,10 +767,16 @@ def achieved_roofline(
     roof (dashed) under the datasheet one. ``labels=False`` leaves the points unlabelled (for
     clusters of points whose labels would overlap).
     """
-    plt = _pyplot()
-    the_chip = chip(the_chip)
-    intensity = np.geomspace(*intensity_range, 400)
+    the_chip = _chip("the_chip", the_chip)
     peak = the_chip.peak_flops(precision)
+    points = _labelled("points", points, _point, minimum=0)
+    optional("measured_bandwidth", measured_bandwidth, positive_float)
+    optional("measured_peak", measured_peak, positive_float)
+    intensity_range = value_range("intensity_range", intensity_range)
+    title, labels = _title(title), flag("labels", labels)
+    figsize = figure_size("figsize", figsize)
+    plt = _pyplot()
+    intensity = np.geomspace(*intensity_range, 400)
     fig, ax = plt.subplots(figsize=figsize, layout="constrained")
     _log_axes(ax, intensity_range, (peak * 1e-6, peak * 3))
     ax.plot(intensity, attainable_flops(intensity, the_chip, precision), lw=2, color="black",
@@ -785,6 +865,10 @@ def _draw_coalescing(ax: Any, result: Any, n_lines: int = 32) -> Any:
 
 def coalescing_picture(results: Sequence[Any], n_lines: int = 16) -> Any:
     """Side-by-side byte maps of several warp loads (e.g. stride 1, offset 1, stride 2, 8)."""
+    from .memory import Coalescing
+
+    results = sequence("results", results, lambda name, r: instance(name, r, Coalescing))
+    n_lines = positive_int("n_lines", n_lines, maximum=MAX_LINES_DRAWN)
     plt = _pyplot()
     fig, axes = plt.subplots(
         1, len(results), figsize=(2.6 * len(results), 3.2), layout="constrained", squeeze=False
@@ -824,11 +908,14 @@ def sawtooth(
     """Wave efficiency of an N × N matmul against N for each chip (the sawtooth)."""
     from .tiling import wave_efficiency, wave_efficiency_curve
 
+    resolved = _chips("chips", chips)
+    curves = [wave_efficiency_curve(sizes, block_m, block_n, c) for c in resolved]  # checks
+    sizes = np.asarray(sizes)
+    highlight = sequence("highlight", highlight, positive_int, minimum=0)
+    figsize = figure_size("figsize", figsize)
     plt = _pyplot()
     fig, ax = plt.subplots(figsize=figsize, layout="constrained")
-    for name in chips:
-        the_chip = chip(name)
-        eff = wave_efficiency_curve(sizes, block_m, block_n, the_chip)
+    for the_chip, eff in zip(resolved, curves, strict=True):
         line = _draw_sawtooth(ax, sizes, eff, label=f"{the_chip.name} ({the_chip.sm_count} SMs)")
         for n in highlight:
             value = wave_efficiency(n, n, block_m, block_n, the_chip)
@@ -849,6 +936,7 @@ def tile_picture(m: int, n: int, block_m: int, block_n: int, *, figsize=(4.2, 4.
     from .tiling import tile_count, tile_efficiency
 
     tile_count(m, n, block_m, block_n)  # validates the sizes and blocks, with their names
+    figsize = figure_size("figsize", figsize)
     m, n, block_m, block_n = int(m), int(n), int(block_m), int(block_n)
     tiles_m, tiles_n = -(-m // block_m), -(-n // block_n)
     if max(tiles_m, tiles_n) > MAX_TILES_DRAWN:
@@ -919,6 +1007,11 @@ def _set_smem_gauge(bar: Any, text: Any, budget: Any) -> None:
 
 def smem_gauges(budgets: Sequence[Any], *, figsize: tuple[float, float] = (6.4, 0.9)) -> Any:
     """One shared-memory gauge per budget (e.g. one tile on T4, A100, H100), stacked."""
+    from .tiling import SharedMemoryBudget
+
+    check = lambda name, b: instance(name, b, SharedMemoryBudget)
+    budgets = sequence("budgets", budgets, check)
+    figsize = figure_size("figsize", figsize)
     plt = _pyplot()
     fig, axes = plt.subplots(
         len(budgets), 1, figsize=(figsize[0], figsize[1] * len(budgets) + 0.6),
@@ -936,6 +1029,8 @@ def traffic_bars(costs: Mapping[str, OpCost], *, figsize: tuple[float, float] = 
     """HBM bytes read and written per operation (or variant), as stacked horizontal bars."""
     from .units import format_bytes
 
+    costs = _labelled("costs", costs, _op)
+    figsize = figure_size("figsize", figsize)
     plt = _pyplot()
     fig, ax = plt.subplots(figsize=figsize, layout="constrained")
     labels = list(costs)
@@ -964,6 +1059,9 @@ def checkpoint_tradeoff(
     """Peak activation memory against how often one checkpoints (every k layers), plus k = none."""
     from .recompute import best_checkpoint_every, checkpointing
 
+    n_layers = positive_int("n_layers", n_layers, maximum=MAX_LAYERS_DRAWN)
+    best = best_checkpoint_every(n_layers, activation_bytes_per_layer, input_bytes_per_layer)
+    figsize = figure_size("figsize", figsize)
     plt = _pyplot()
     ks = np.arange(1, n_layers + 1)
     plans = [
@@ -976,7 +1074,6 @@ def checkpoint_tradeoff(
     stored = [p.stored_bytes / baseline for p in plans]
     ax.plot(ks, stored, "s--", ms=3, label="kept after forward")
     ax.axhline(1.0, color="black", lw=1, ls=":", label="no checkpointing")
-    best = best_checkpoint_every(n_layers, activation_bytes_per_layer, input_bytes_per_layer)
     ax.axvline(best, color="tab:red", lw=1, ls=":")
     ax.annotate(f"best k = {best}", (best, 0.9), xytext=(4, 0), textcoords="offset points",
                 color="tab:red", fontsize=8)  # fmt: skip
@@ -1010,11 +1107,19 @@ def attention_traffic(
     from . import attention as attn
     from .units import bytes_per_element, format_bytes
 
-    plt = _pyplot()
     the_chip = chip(chip_name)
-    sram = int(sram_bytes or the_chip.shared_memory_per_block_bytes or 0)
+    if sram_bytes is None:
+        sram = the_chip.shared_memory_per_block_bytes
+        if sram is None:
+            raise ValueError(
+                f"chip_name={the_chip.name!r} has no shared memory per block: pass sram_bytes"
+            )
+    else:
+        sram = positive_int("sram_bytes", sram_bytes)
     blocks = attn.flash_block_sizes(sram, head_dim, precision)
-    n = np.array(seq_lens)
+    n = np.array(sequence("seq_lens", seq_lens, positive_int), dtype=np.int64)
+    figsize = figure_size("figsize", figsize)
+    plt = _pyplot()
     size = bytes_per_element(precision)
     series = {
         "standard (writes S and P)": [attn.hbm_traffic_standard(x, head_dim, precision).bytes
@@ -1066,10 +1171,14 @@ def memory_ladder(
     datasheet bandwidth says so; capacities, where known, are written under the rung's name.
     Sources belong in the caption (a citation), not inside the figure.
     """
+    from .memory import Level
     from .units import format_bandwidth, format_bytes
 
+    levels = sequence("levels", levels, lambda name, lv: instance(name, lv, Level))
+    rungs = lambda name, ms: sequence(name, ms, _measured_rate, minimum=0)
+    measured = _labelled("measured", measured, rungs, minimum=0) if measured is not None else {}
+    title, figsize = _title(title), figure_size("figsize", figsize)
     plt = _pyplot()
-    measured = dict(measured or {})
     unknown = set(measured) - {level.name for level in levels}
     if unknown:
         raise ValueError(
@@ -1078,6 +1187,8 @@ def memory_ladder(
         )
     values = [lv.bandwidth_bytes_per_s for lv in levels if lv.bandwidth_bytes_per_s]
     values += [m.value for ms in measured.values() for m in ms]
+    if not values:
+        raise ValueError(f"levels={show(levels)}: no rung has a bandwidth to draw")
     low, high = min(values) / 4, max(values) * 400
     fig, ax = plt.subplots(figsize=figsize, layout="constrained")
     y = np.arange(len(levels))[::-1]
@@ -1130,6 +1241,8 @@ def link_bandwidths(
     """
     from .units import format_bandwidth
 
+    rows = sequence("rows", rows, _link_row)
+    title, figsize = _title(title), figure_size("figsize", figsize)
     plt = _pyplot()
     fig, ax = plt.subplots(figsize=figsize, layout="constrained")
     y = np.arange(len(rows))[::-1]
@@ -1169,6 +1282,10 @@ def effective_bandwidth_curves(
     from . import memory
     from .units import format_bytes
 
+    links = _labelled("links", links, _link)
+    size_range = value_range("size_range", size_range)
+    optional("latency_bound_below", latency_bound_below, positive_float)
+    figsize = figure_size("figsize", figsize)
     plt = _pyplot()
     sizes = np.geomspace(*size_range, 300)
     fig, ax = plt.subplots(figsize=figsize, layout="constrained")
@@ -1189,3 +1306,27 @@ def effective_bandwidth_curves(
     ax.grid(True, which="major", alpha=0.3)
     ax.legend(fontsize=8, loc="lower right")
     return fig
+
+
+def _measured_rate(name: str, value: object) -> Any:
+    """A :class:`gpuperf.measurements.Measurement` of a rate in B/s."""
+    from .measurements import Measurement
+
+    m = instance(name, value, Measurement)
+    if m.unit != "B/s":
+        raise ValueError(f"{name}={m.quantity!r} is in {m.unit}, not B/s")
+    return m
+
+
+def _link_row(name: str, value: object) -> tuple[str, Any, float | None]:
+    """``(label, measurement of B/s, peak bytes/s or None)`` of :func:`link_bandwidths`."""
+    label, measured, peak = sequence(name, value, minimum=3, maximum=3)
+    if not isinstance(label, str):
+        raise TypeError(f"{name}[0]={show(label)} must be a label (a string)")
+    return label, _measured_rate(f"{name}[1]", measured), optional(name, peak, positive_float)
+
+
+def _link(name: str, value: object) -> tuple[float, float]:
+    """``(bandwidth bytes/s, latency s)`` of one link."""
+    bandwidth, latency_s = sequence(name, value, minimum=2, maximum=2)
+    return positive_float(name, bandwidth), positive_float(name, latency_s, allow_zero=True)

@@ -41,7 +41,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from ._validate import name_string, positive_int, show
+from ._validate import file_path, function, name_string, positive_int, sequence, show
 from .scrub import Control, control
 
 __all__ = [
@@ -110,8 +110,8 @@ class UnavailableFigure:
     """
 
     def __init__(self, name: str, reason: str) -> None:
-        self.name = name
-        self.reason = reason
+        self.name = name_string("name", name)
+        self.reason = name_string("reason", reason)
 
     def _repr_html_(self) -> str:
         return (
@@ -126,6 +126,7 @@ class UnavailableFigure:
 def book_figure(build: Callable[..., StaticExplorer]) -> Callable[..., Any]:
     """Decorate a function that builds a :class:`StaticExplorer` for the book: without Altair 5
     it returns an :class:`UnavailableFigure` instead of raising (any other error still raises)."""
+    function("build", build)
 
     @functools.wraps(build)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
@@ -178,7 +179,7 @@ def javascript_bundle() -> str:
 
 def write_bundle(static_dir: str | Path) -> Path:
     """Write :data:`BUNDLE_NAME` into ``static_dir`` (unless an identical file is there)."""
-    target = Path(static_dir) / BUNDLE_NAME
+    target = file_path("static_dir", static_dir) / BUNDLE_NAME
     text = javascript_bundle()
     if not target.is_file() or target.read_text(encoding="utf-8") != text:
         target.parent.mkdir(parents=True, exist_ok=True)
@@ -227,11 +228,7 @@ class StaticExplorer:
         dropdowns: Sequence[str] = (),
         max_rows: int = MAX_ROWS,
     ) -> None:
-        if isinstance(controls, str | bytes | Mapping) or not isinstance(controls, Iterable):
-            raise TypeError(f"controls={show(controls)} must be a sequence of Control")
-        controls = tuple(controls)
-        if not controls:
-            raise ValueError("a StaticExplorer needs at least one control")
+        controls = sequence("controls", controls)
         if not all(isinstance(c, Control) for c in controls):
             raise TypeError(f"controls={show(controls)} must be Control objects (see control())")
         names = [c.name for c in controls]
@@ -255,7 +252,8 @@ class StaticExplorer:
         self.colab = colab
         self.max_rows = positive_int("max_rows", max_rows)
         self._by_name = {c.name: c for c in controls}
-        if isinstance(dropdowns, str) or not all(n in self._by_name for n in dropdowns):
+        dropdowns = sequence("dropdowns", dropdowns, name_string, minimum=0)
+        if not all(n in self._by_name for n in dropdowns):
             raise ValueError(
                 f"dropdowns={dropdowns!r} must be a sequence of control names among {names}"
             )
