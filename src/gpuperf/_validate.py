@@ -301,22 +301,27 @@ def real_array(
     array. Refuses what numpy would silently convert: strings (``"1"`` → 1.0), booleans,
     complex numbers (the imaginary part dropped), ``None`` (→ NaN), ragged lists, object arrays;
     and by default NaN, ±inf and negative values. Empty arrays are refused too."""
-    bound = "real numbers" if allow_negative else "numbers ≥ 0" if allow_zero else "numbers > 0"
-    message = f"{name}={show(value)} must be {'finite ' if finite else ''}{bound}"
+
+    def message() -> str:  # formatted only on failure: repr of a large array is slow
+        bound = (
+            "real numbers" if allow_negative else "numbers ≥ 0" if allow_zero else "numbers > 0"
+        )
+        return f"{name}={show(value)} must be {'finite ' if finite else ''}{bound}"
+
     if value is None or isinstance(value, str | bytes | bool | np.bool_ | Mapping):
-        raise ValueError(message)
+        raise ValueError(message())
     if _is_real(value):
         try:
             array = np.asarray(float(value))
         except (OverflowError, ValueError):
-            raise ValueError(message) from None
+            raise ValueError(message()) from None
     else:
         try:
             array = np.asarray(value)
         except (TypeError, ValueError, RuntimeError):  # ragged lists, tensors numpy cannot read
-            raise ValueError(f"{message} (a number or a rectangular array)") from None
+            raise ValueError(f"{message()} (a number or a rectangular array)") from None
         if array.dtype.kind not in "iuf":  # bool, str, object (ragged, None, huge ints), complex
-            raise ValueError(message)
+            raise ValueError(message())
         if array.size == 0:
             raise ValueError(f"{name}={show(value)} must hold at least one number")
         if array.size > max_size:
@@ -326,11 +331,11 @@ def real_array(
     array = array.astype(np.float64)
     with np.errstate(invalid="ignore"):
         if np.isnan(array).any() or (finite and not np.isfinite(array).all()):
-            raise ValueError(message)
+            raise ValueError(message())
         if (not allow_negative and (array < 0).any()) or (not allow_zero and (array == 0).any()):
-            raise ValueError(message)
+            raise ValueError(message())
         if maximum is not None and finite and (np.abs(array) > maximum).any():
-            raise ValueError(f"{message}, each at most {maximum:g} in size")
+            raise ValueError(f"{message()}, each at most {maximum:g} in size")
     return float(array) if array.ndim == 0 else array
 
 

@@ -92,15 +92,21 @@ class Control:
         return "slider" if numeric and len(self.values) > 1 else "dropdown"
 
 
+#: ``initial`` not given: the first value.
+_FIRST: Any = object()
+
+
 def control(
     name: str,
     values: Sequence[Any],
     *,
     label: str | None = None,
     format: Callable[[Any], str] = str,
-    initial: Any = None,
+    initial: Any = _FIRST,
 ) -> Control:
-    """Describe one control; ``initial`` must be one of ``values`` (default: the first)."""
+    """Describe one control; ``initial`` must be one of ``values`` (default: the first). A
+    builder passes its argument here, so ``None`` for a control without a ``None`` value is an
+    error, not "the default"."""
     name_string("name", name)
     if isinstance(values, str | bytes | Mapping) or not isinstance(values, Iterable):
         raise TypeError(f"values={show(values)} of control {name!r} must be a sequence")
@@ -111,7 +117,7 @@ def control(
         raise TypeError(f"format={show(format)} must be callable")
     if label is not None:
         name_string("label", label)
-    if initial is None:
+    if initial is _FIRST:
         index = 0
     else:
         matches = [i for i, v in enumerate(values) if _same(v, initial)]

@@ -37,6 +37,7 @@ import importlib
 import itertools
 import json
 import math
+import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -244,6 +245,8 @@ class StaticExplorer:
         for label, text in (("caption", caption), ("colab", colab)):
             if not isinstance(text, str):
                 raise TypeError(f"{label}={show(text)} must be a string")
+        if colab and not re.fullmatch(r"https://\S+", colab):
+            raise ValueError(f"colab={colab!r} must be an https:// URL (colab_url) or ''")
         if note is not None and not callable(note):
             raise TypeError(f"note={show(note)} must be callable or None")
         self.controls = controls
@@ -416,24 +419,25 @@ class StaticExplorer:
         compiled Vega spec that the page ships (what the browser filters), without the index
         columns. Controls the table does not
         depend on may be omitted; a value that is not one of a control's values is an error."""
-        if table not in self._tables:
+        if not isinstance(table, str) or table not in self._tables:
             raise ValueError(f"table={table!r} is not one of {', '.join(self._tables) or '()'}")
         over, _ = self._tables[table]
         unknown = [n for n in values if n not in self._by_name]
         if unknown:
             raise ValueError(f"unknown controls {unknown}; the controls are {list(self._by_name)}")
+        missing = [n for n in over if n not in values]
+        if missing:
+            raise ValueError(f"table {table!r} depends on controls {missing}: give their values")
         wanted = {}
-        for n in over:
-            if n not in values:
-                raise ValueError(f"table {table!r} depends on control {n!r}: give its value")
+        for n, value in values.items():  # every value given is checked, used or not
             c = self._by_name[n]
-            matches = [i for i, v in enumerate(c.values) if _same(v, values[n])]
+            matches = [i for i, v in enumerate(c.values) if _same(v, value)]
             if not matches:
                 raise ValueError(
-                    f"{n}={show(values[n])} is not one of its values: "
-                    f"{', '.join(map(show, c.values))}"
+                    f"{n}={show(value)} is not one of its values: {', '.join(map(show, c.values))}"
                 )
-            wanted[_INDEX + n] = matches[0]
+            if n in over:
+                wanted[_INDEX + n] = matches[0]
         shipped = {d.get("name"): d.get("values") for d in self.vega_spec().get("data", [])}
         rows = shipped.get(table)
         if rows is None:

@@ -201,7 +201,8 @@ def overlap_explorer(
             value=_chip_value(chip_name), description="chip",
         ),
         "tile": _control_widget(
-            widgets.Dropdown, "tile", options=list(TILES), value=tuple(tile), description="tile"
+            widgets.Dropdown, "tile", options=list(TILES), value=int_pair("tile", tile),
+            description="tile",
         ),
         "block_k": _control_widget(
             widgets.Dropdown, "block_k", options=list(BLOCKS_K), value=block_k,
@@ -244,7 +245,7 @@ def overlap_static(
             [shape for _label, shape in TILES],
             label="tile",
             format=labels.get,
-            initial=tuple(tile),
+            initial=int_pair("tile", tile),
         ),
         control("block_k", BLOCKS_K, label="BLOCK_K", initial=block_k),
         control("reuse", REUSES, label="HBM reuse", initial=reuse),

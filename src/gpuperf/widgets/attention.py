@@ -26,7 +26,7 @@ from typing import Any
 import numpy as np
 
 from .. import attention as attn
-from .._validate import positive_int
+from .._validate import positive_int, real_array
 from ..hardware import Chip, chip, chips
 from ..plots import _RooflinePanel
 from ..roofline import time_bounds
@@ -63,8 +63,8 @@ class _OnlineSoftmaxView:
         figsize: tuple[float, float] = (7.2, 4.6),
         dpi: int = 80,
     ) -> None:
-        self.row = np.asarray(row, dtype=float)
-        if self.row.ndim != 1 or self.row.size < 2 or not np.all(np.isfinite(self.row)):
+        self.row = np.asarray(real_array("row", row, allow_negative=True, ndim=1))
+        if self.row.size < 2:
             raise ValueError(f"row must be 1-D with ≥ 2 finite values, got {row!r}")
         n = self.row.size
         self.softmax = attn.softmax(self.row)

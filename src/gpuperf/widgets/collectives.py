@@ -19,6 +19,7 @@ figure drawn in the browser (:mod:`gpuperf.vega`), its numbers read from a
 
 from __future__ import annotations
 
+from functools import cache
 from typing import Any
 
 import numpy as np
@@ -100,15 +101,14 @@ class _CollectiveView:
             self.bytes_bar,
         ]
         self.last: dict[str, Any] = {}
+        self._curves: dict[tuple[Any, ...], np.ndarray] = {}
 
     def update(
         self, collective: str, ranks: int, n_bytes: float, link: int, alpha_us: float
     ) -> str:
         the_link = collectives.links()[link]
         bandwidth, alpha = the_link.bandwidth, alpha_us * 1e-6
-        ring_curve = collectives.collective_time_curve(
-            collective, self.sizes, ranks, bandwidth, alpha
-        )
+        ring_curve = self._curve(collective, ranks, bandwidth, alpha, "ring")
         self.ring.set_data(self.sizes, ring_curve)
         ring = collectives.collective_time(collective, n_bytes, ranks, bandwidth, alpha)
         self.point.set_data([n_bytes], [ring.time_s])
@@ -116,9 +116,7 @@ class _CollectiveView:
         self.half.set_data([half, half], list(_TIMES))
         tree = None
         if collective == "all-reduce":
-            tree_curve = collectives.collective_time_curve(
-                collective, self.sizes, ranks, bandwidth, alpha, "tree"
-            )
+            tree_curve = self._curve(collective, ranks, bandwidth, alpha, "tree")
             self.tree.set_data(self.sizes, tree_curve)
             tree = collectives.collective_time(
                 collective, n_bytes, ranks, bandwidth, alpha, "tree"
@@ -153,8 +151,19 @@ class _CollectiveView:
             )
         return text + "."
 
-    def render(self, **values: Any) -> tuple[Any, str]:
-        return self.figure, self.update(**values)
+    def _curve(
+        self, collective: str, ranks: int, bandwidth: float, alpha: float, algorithm: str
+    ) -> np.ndarray:
+        """The time curve over :attr:`sizes` (it does not depend on the chosen size, so a
+        size slider and the book's figure reuse it)."""
+        key = (collective, ranks, bandwidth, alpha, algorithm)
+        if key not in self._curves:
+            if len(self._curves) >= 4096:  # a slider dragged for hours: keep memory bounded
+                self._curves.clear()
+            self._curves[key] = collectives.collective_time_curve(
+                collective, self.sizes, ranks, bandwidth, alpha, algorithm
+            )
+        return self._curves[key]
 
 
 def collective_explorer(
@@ -247,6 +256,36 @@ def collective_static(
     found = collectives.links()
     alphas = _static_alphas_us()
     view = _CollectiveView(dpi=72)
+
+    @cache
+    def snapshot(
+        collective: str, ranks: int, n_bytes: float, link: int, alpha_us: float
+    ) -> dict[str, Any]:
+        """The view after one update, as plain numbers: each combination is drawn once, and the
+        note, the point and the lines read the same update."""
+        status = view.update(collective, ranks, n_bytes, link, alpha_us)
+        lines: list[dict[str, Any]] = []
+        for name, artist in (("ring", view.ring), ("tree", view.tree)):
+            xs, ys = artist.get_data()
+            if len(xs):
+                keep = sorted({*range(0, len(xs), _CURVE_STRIDE), len(xs) - 1})
+                lines += [{"series": name, "x": _sig(xs[i]), "y": _sig(ys[i])} for i in keep]
+        for name, artist in (("half", view.half), ("crossover", view.cross)):
+            xs = artist.get_xdata()
+            if len(xs):
+                lines.append({"series": name, "x": _sig(xs[0])})
+        (x,), (ring,) = view.point.get_data()
+        point = {
+            "x": float(x),
+            "ring": _sig(ring),
+            "latency_share": _sig(view.latency_bar.get_width()),
+            "bytes_share": _sig(view.bytes_bar.get_width()),
+        }
+        tree = view.tree_point.get_ydata()
+        if collective == "all-reduce" and len(tree):
+            point["tree"] = _sig(tree[0])
+        return {"status": status, "lines": lines, "point": point}
+
     controls = [
         control(
             "collective", collectives.MODELLED_COLLECTIVES, label="collective", initial=collective
@@ -276,40 +315,16 @@ def collective_static(
             "Markers show the chosen size; below, a bar splits the ring's time into steps × α "
             "and bytes over bandwidth."
         ),
-        note=lambda **values: view.update(**values),
+        note=lambda **values: snapshot(**values)["status"],
         colab=colab,
         dropdowns=("ranks", "link"),
     )
 
     def lines(collective: str, ranks: int, link: int, alpha_us: float) -> list[dict[str, Any]]:
-        view.update(collective, ranks, STATIC_SIZES[0], link, alpha_us)
-        rows: list[dict[str, Any]] = []
-        for name, artist in (("ring", view.ring), ("tree", view.tree)):
-            xs, ys = artist.get_data()
-            if len(xs):
-                keep = sorted({*range(0, len(xs), _CURVE_STRIDE), len(xs) - 1})
-                rows += [{"series": name, "x": _sig(xs[i]), "y": _sig(ys[i])} for i in keep]
-        for name, artist in (("half", view.half), ("crossover", view.cross)):
-            xs = artist.get_xdata()
-            if len(xs):
-                rows.append({"series": name, "x": _sig(xs[0])})
-        return rows
+        return snapshot(collective, ranks, STATIC_SIZES[0], link, alpha_us)["lines"]
 
-    def point(
-        collective: str, ranks: int, n_bytes: float, link: int, alpha_us: float
-    ) -> dict[str, Any]:
-        view.update(collective, ranks, n_bytes, link, alpha_us)
-        (x,), (ring,) = view.point.get_data()
-        row = {
-            "x": float(x),
-            "ring": _sig(ring),
-            "latency_share": _sig(view.latency_bar.get_width()),
-            "bytes_share": _sig(view.bytes_bar.get_width()),
-        }
-        tree = view.tree_point.get_ydata()
-        if collective == "all-reduce" and len(tree):
-            row["tree"] = _sig(tree[0])
-        return row
+    def point(**values: Any) -> dict[str, Any]:
+        return snapshot(**values)["point"]
 
     series = ("ring", "tree", "half", "crossover")
     names = {

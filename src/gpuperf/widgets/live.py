@@ -30,7 +30,7 @@ import zlib
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from .._validate import show
+from .._validate import function, instance, sequence, show
 from ..hardware import chip
 from ..runtime import require
 
@@ -89,12 +89,21 @@ def _check_range(
     )
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
         raise ValueError(message)
-    as_float = float(value)
+    try:
+        as_float = float(value)
+    except OverflowError:  # an int beyond float range
+        raise ValueError(message) from None
     if not math.isfinite(as_float) or not low <= as_float <= high:
         raise ValueError(message)
     if integer and not as_float.is_integer():
         raise ValueError(message)
     return int(as_float) if integer else value
+
+
+def _artist(name: str, value: object) -> Any:
+    if not callable(getattr(value, "set_animated", None)):
+        raise TypeError(f"{name}={show(value)} must be a matplotlib artist")
+    return value
 
 
 def _check_control(name: str, widget: Any, value: Any) -> Any:
@@ -183,9 +192,11 @@ class LiveFigure:
             or not (1.0 <= float(density) <= 4.0)
         ):
             raise ValueError(f"density={show(density)} must be a number in [1, 4]")
+        if not callable(getattr(getattr(figure, "canvas", None), "copy_from_bbox", None)):
+            raise TypeError(f"figure={show(figure)} must be a matplotlib Figure on an Agg canvas")
         self.figure = figure
         self.density = float(density)
-        self.animated = list(animated)
+        self.animated = list(sequence("animated", animated, _artist, minimum=0))
         for artist in self.animated:
             artist.set_animated(True)
         self._image = None
@@ -281,9 +292,16 @@ class Explorer:
         title: str = "",
     ) -> None:
         widgets = require("ipywidgets", "pip install ipywidgets")
+        if not isinstance(controls, Mapping) or not controls:
+            raise TypeError(f"controls={show(controls)} must be a non-empty dict of widgets")
+        for name, control in controls.items():
+            if not isinstance(name, str) or not callable(getattr(control, "observe", None)):
+                raise TypeError(f"controls[{name!r}]={show(control)} must be an ipywidget")
         self.controls = dict(controls)
-        self.live = live
-        self._update = update
+        self.live = instance("live", live, LiveFigure)
+        self._update = function("update", update)
+        if not isinstance(title, str):
+            raise TypeError(f"title={show(title)} must be a string")
         self.status = widgets.HTML(value="")
         self.timings_ms: list[float] = []
         header = [widgets.HTML(value=f"<b>{title}</b>")] if title else []
@@ -303,6 +321,9 @@ class Explorer:
 
         The view is kept as :attr:`view`, so tests can read the plotted artists.
         """
+        for part in ("figure", "animated", "update"):
+            if not hasattr(view, part):
+                raise TypeError(f"view={show(view)} must have figure, animated and update")
         explorer = cls(controls, view.update, LiveFigure(view.figure, view.animated), title=title)
         explorer.view = view
         return explorer

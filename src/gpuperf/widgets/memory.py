@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 
 from .. import memory
-from .._validate import positive_int
+from .._validate import instance, name_string, positive_int
 from ..measurements import LATENCY_BOUND_BELOW_BYTES, Measurement, find
 from ..runtime import require
 from ..scrub import control
@@ -63,6 +63,14 @@ class TransferPreset:
     ranks: int | None = None
 
     def __post_init__(self) -> None:
+        name_string("label", self.label)
+        for name in ("latency", "bandwidth"):
+            instance(name, getattr(self, name), Measurement)
+        if self.latency.unit != "s" or self.bandwidth.unit != "B/s":
+            raise ValueError(
+                f"latency={self.latency.quantity!r} ({self.latency.unit}) and bandwidth="
+                f"{self.bandwidth.quantity!r} ({self.bandwidth.unit}) must be in s and B/s"
+            )
         if self.ranks is not None:
             positive_int("ranks", self.ranks, minimum=2)
 

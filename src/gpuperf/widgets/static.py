@@ -20,10 +20,12 @@ live explorer                           static twin
 
 from __future__ import annotations
 
+from functools import cache
 from pathlib import Path
 from typing import Any
 
 from .. import plots
+from .._validate import file_path
 from ..hardware import chip
 from ..roofline import attainable_flops, critical_batch_size, time_bounds
 from ..runtime import require
@@ -48,7 +50,8 @@ def colab_url(notebook: str, start: str | Path = ".") -> str:
     in ``start`` or a folder above it; ``""`` where there is none (e.g. inside Colab)."""
     if not isinstance(notebook, str) or not notebook.endswith(".ipynb"):
         raise ValueError(f"notebook={notebook!r} must be a repository path ending in .ipynb")
-    for folder in [Path(start).resolve(), *Path(start).resolve().parents]:
+    start = file_path("start", start).resolve()
+    for folder in [start, *start.parents]:
         config = folder / "_config.yml"
         if config.is_file():
             yaml = require("yaml", "pip install pyyaml")
@@ -500,8 +503,33 @@ def attention_static(
         control("precision", ATTENTION_PRECISIONS, label="precision", initial=precision),
     ]
 
-    def update(seq_len: int, head_dim: int, chip_name: str, sram_kib: int, precision: str):
-        return view.update(seq_len, head_dim, chip_name, sram_kib, precision)
+    kinds = ("standard", "FlashAttention-2", "FA-2, K/V re-reads hit L2")
+
+    @cache
+    def snapshot(
+        seq_len: int, head_dim: int, chip_name: str, sram_kib: int, precision: str
+    ) -> dict[str, Any]:
+        """The view after one update, as plain numbers: each combination is drawn once, and the
+        note, the points and the curves read the same update."""
+        status = view.update(seq_len, head_dim, chip_name, sram_kib, precision)
+        points = []
+        artists = (view.standard_point, view.flash_point, view.ideal_point)
+        for kind, artist in zip(kinds, artists, strict=True):
+            xs, ys = artist.get_data()
+            if len(xs):
+                points.append({"kind": kind, "x": float(xs[0]), "y": float(ys[0])})
+        curves = []
+        for kind, line in (
+            ("standard", view.standard_curve),
+            ("FlashAttention-1", view.flash1_curve),
+            ("FlashAttention-2", view.flash_curve),
+            ("FA-2, K/V re-reads hit L2", view.ideal_curve),
+        ):
+            xs, ys = line.get_data()
+            curves += [
+                {"kind": kind, "n": int(x), "bytes": float(y)} for x, y in zip(xs, ys, strict=True)
+            ]
+        return {"status": status, "points": points, "curves": curves}
 
     explorer = StaticExplorer(
         controls,
@@ -512,11 +540,10 @@ def attention_static(
             "head against sequence length for standard attention, FlashAttention-1 and -2, on "
             "log axes, with a grey line at the chosen N."
         ),
-        note=lambda **values: update(**values).replace("<br>", " · "),
+        note=lambda **values: snapshot(**values)["status"].replace("<br>", " · "),
         colab=colab,
         dropdowns=("head_dim", "sram_kib"),
     )
-    kinds = ("standard", "FlashAttention-2", "FA-2, K/V re-reads hit L2")
 
     def roof(chip_name: str, precision: str) -> list[dict[str, Any]]:
         the_chip = chip(chip_name)
@@ -528,29 +555,10 @@ def attention_static(
         return [{"x": x, "y": float(attainable_flops(x, the_chip, precision))} for x in xs]
 
     def points(**values: Any) -> list[dict[str, Any]]:
-        update(**values)
-        rows = []
-        artists = (view.standard_point, view.flash_point, view.ideal_point)
-        for kind, artist in zip(kinds, artists, strict=True):
-            xs, ys = artist.get_data()
-            if len(xs):
-                rows.append({"kind": kind, "x": float(xs[0]), "y": float(ys[0])})
-        return rows
+        return snapshot(**values)["points"]
 
     def curves(head_dim: int, chip_name: str, sram_kib: int, precision: str):
-        update(SEQ_LENS[0], head_dim, chip_name, sram_kib, precision)
-        rows = []
-        for kind, line in (
-            ("standard", view.standard_curve),
-            ("FlashAttention-1", view.flash1_curve),
-            ("FlashAttention-2", view.flash_curve),
-            ("FA-2, K/V re-reads hit L2", view.ideal_curve),
-        ):
-            xs, ys = line.get_data()
-            rows += [
-                {"kind": kind, "n": int(x), "bytes": float(y)} for x, y in zip(xs, ys, strict=True)
-            ]
-        return rows
+        return snapshot(SEQ_LENS[0], head_dim, chip_name, sram_kib, precision)["curves"]
 
     def chosen(seq_len: int) -> dict[str, Any]:
         return {"n": seq_len}

@@ -28,10 +28,11 @@ that do not fit have ``None`` numbers and an explanation.
 # ruff: noqa: E501  (the generated table below has one long line per tile)
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any
 
-from .._validate import file_path
+from .._validate import file_path, name_string, optional, positive_float, positive_int, show
 from ..hardware import chip as find_chip
 from ..inspect import target_of
 from ..tiling import occupancy
@@ -60,7 +61,8 @@ NUM_WARPS = 4
 NUM_STAGES = 3
 
 
-class TileReport(NamedTuple):
+@dataclass(frozen=True)
+class TileReport:
     """One compiled tile configuration (``None`` fields: it did not fit or compile)."""
 
     shared_memory_bytes: int | None
@@ -70,6 +72,19 @@ class TileReport(NamedTuple):
     limited_by: str | None
     tensor_core_instruction: str
     explanation: str
+
+    def __post_init__(self) -> None:
+        for name in ("shared_memory_bytes", "registers_per_thread", "spill_bytes"):
+            optional(name, getattr(self, name), positive_int, minimum=0)
+        optional("occupancy", self.occupancy, positive_float, allow_zero=True, maximum=1.0)
+        optional("limited_by", self.limited_by, name_string)
+        for name in ("tensor_core_instruction", "explanation"):
+            if not isinstance(getattr(self, name), str):
+                raise TypeError(f"{name}={show(getattr(self, name))} must be a string")
+        if self.shared_memory_bytes is None and not self.explanation:
+            raise ValueError(
+                "a tile that did not fit (shared_memory_bytes=None) needs an explanation"
+            )
 
     @property
     def fits(self) -> bool:
@@ -87,13 +102,19 @@ class TileReport(NamedTuple):
         return cls(*_entry(report))
 
 
+_BLOCKS = ("block_m", "block_n", "block_k")
+
+
 def tile_report(target: str, block_m: int, block_n: int, block_k: int) -> TileReport:
     """The stored compile result for one slider position; ``KeyError`` names the valid grid."""
-    key = (target, int(block_m), int(block_n), int(block_k))
-    if key not in REPORTS:
+    sizes = (block_m, block_n, block_k)
+    blocks = tuple(positive_int(n, b) for n, b in zip(_BLOCKS, sizes, strict=True))
+    key = (target, *blocks)
+    if not isinstance(target, str) or key not in REPORTS:
         raise KeyError(
-            f"no stored compile for {key}: targets {TARGETS}, BLOCK_M/BLOCK_N in {BLOCKS_MN}, "
-            f"BLOCK_K in {BLOCKS_K}; call gpuperf.inspect.compile_kernel for other tiles"
+            f"target={target!r}, block_m, block_n, block_k={blocks}: no stored compile; targets "
+            f"{TARGETS}, BLOCK_M/BLOCK_N in {BLOCKS_MN}, BLOCK_K in {BLOCKS_K}; call "
+            "gpuperf.inspect.compile_kernel for other tiles"
         )
     return TileReport(*REPORTS[key])
 

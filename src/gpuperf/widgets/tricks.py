@@ -18,7 +18,10 @@ The tiling and wave-quantization explorers live in :mod:`gpuperf.widgets.tiles`.
 
 from __future__ import annotations
 
+from functools import cache
 from typing import Any
+
+import numpy as np
 
 from .. import cost, memory, plots
 from ..hardware import chip
@@ -228,16 +231,15 @@ _FETCHED, _REQUESTED = "fetched, unused", "requested"
 def _byte_runs(grid: Any, states: tuple[int, ...]) -> list[dict[str, Any]]:
     """Runs of bytes whose state is in ``states`` in a byte map (rows: cache lines), one row per
     run: ``line`` and bytes ``x0`` ≤ b < ``x1``."""
+    inside = np.isin(np.ma.getdata(grid).astype(int), states)  # (lines, bytes), plain booleans
+    # a run starts where a byte is in and the one before is not; it ends where that flips back
+    edges = np.diff(np.pad(inside.astype(np.int8), ((0, 0), (1, 1))), axis=1)
     rows = []
-    for line, row in enumerate(grid):
-        inside = [int(v) in states for v in row]
-        start = None
-        for b, yes in enumerate([*inside, False]):
-            if yes and start is None:
-                start = b
-            elif not yes and start is not None:
-                rows.append({"line": line, "x0": start, "x1": b})
-                start = None
+    for line, row in enumerate(edges):
+        starts, stops = np.flatnonzero(row == 1), np.flatnonzero(row == -1)
+        rows += [
+            {"line": line, "x0": int(a), "x1": int(b)} for a, b in zip(starts, stops, strict=True)
+        ]
     return rows
 
 
@@ -267,6 +269,20 @@ def coalescing_static(
             format=lambda b: f"{b} B",
         ),
     ]
+
+    @cache
+    def snapshot(stride: int, offset: int, element_bytes: int) -> dict[str, Any]:
+        """The view after one update: each combination drawn once, read by the note and both
+        layers. Every fetched byte (orange) lies under the requested ones (blue): half the rows
+        of one run per colour change when small elements alternate with gaps."""
+        status = view.update(stride, offset, element_bytes)
+        grid = view.image.get_array()
+        return {
+            "status": status,
+            "fetched": _byte_runs(grid, (plots._BYTE_WASTED, plots._BYTE_USED)),
+            "requested": _byte_runs(grid, (plots._BYTE_USED,)),
+        }
+
     explorer = StaticExplorer(
         controls,
         alt=(
@@ -274,20 +290,16 @@ def coalescing_static(
             "warp asked for in blue, bytes fetched with them in the same 32-byte sectors but "
             "unused in orange, untouched bytes in light grey."
         ),
-        note=lambda **values: view.update(**values),
+        note=lambda **values: snapshot(**values)["status"],
         colab=colab,
         dropdowns=("element_bytes",),
     )
 
-    # Every fetched byte (orange) under the requested ones (blue): half the rows of one run
-    # per colour change when small elements alternate with gaps.
     def fetched(**values: Any) -> list[dict[str, Any]]:
-        view.update(**values)
-        return _byte_runs(view.image.get_array(), (plots._BYTE_WASTED, plots._BYTE_USED))
+        return snapshot(**values)["fetched"]
 
     def requested(**values: Any) -> list[dict[str, Any]]:
-        view.update(**values)
-        return _byte_runs(view.image.get_array(), (plots._BYTE_USED,))
+        return snapshot(**values)["requested"]
 
     first = memory.coalescing()
     line_bytes, sector_bytes = first.line_bytes, first.sector_bytes
