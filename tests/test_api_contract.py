@@ -659,6 +659,41 @@ GOOD_CALLS: dict[str, Callable[[], dict[str, Any]]] = {
     "vega.StaticExplorer.chart": lambda: {"chart": None},
     "vega.StaticExplorer.table": lambda: {"name": "extra", "compute": lambda: {"y": 1.0}},
     "widgets.live.LiveFigure": lambda: _live_figure(),
+    # the grading engineer's modules (issue 22): answers a student could give
+    "grading.check_true": lambda: {"condition": True, "message": "holds"},
+    "grading.check_close": lambda: {"name": "t", "value": 1.0, "expected": 1.0},
+    "grading.check_choice": lambda: {"name": "bound", "value": "memory", "expected": "memory",
+                                     "choices": ["memory", "compute"]},
+    "grading.check_mapping": lambda: {"name": "m", "value": {"a": 1.0}, "expected": {"a": 1.0}},
+    "grading.check_tensor": lambda: {"name": "out", "actual": _randn(8), "expected": _randn(8)},
+    "grading.check_attention": lambda: {"name": "o", "actual": _randn(2, 4, 8),
+                                        "expected": _randn(2, 4, 8)},
+    "grading.padded": lambda: {"tensor": _randn(8), "pad": 2},
+    "grading.check_padding": lambda: {"name": "out",
+                                      "tensor": gpuperf.grading.padded(_randn(8), 2)},
+    "grading.answer": lambda: {"env": {"x": 1.0}, "name": "x"},
+    "grading.answered": lambda: {"name": "x", "value": 1.0},
+    "grading.call": lambda: {"name": "f", "fn": abs, "*args": (-1.0,)},
+    "grading.run_hidden": lambda: {"question": "q1", "env": {}},
+    "grading.fetch_tests": lambda: {"lab": "lab1_rooflines", "questions": ["q1"],
+                                    "tests_dir": _tmp_dir()},
+    "grading.lab_grader": lambda: {"lab": "lab1_rooflines", "questions": ["q1"]},
+    "classroom.canary.origin": lambda: {"function": abs},
+    "classroom.canary.differences": lambda: {"expected": {"a": "1"}, "observed": {"a": "1"}},
+    "classroom.wire.encode": lambda: {"value": [1.0, "x"]},
+    "classroom.wire.decode": lambda: {"data": gpuperf.classroom.wire.encode([1.0, "x"])},
+    "classroom.wire.dumps": lambda: {"message": {"op": "get", "name": "x"}},
+    "classroom.wire.loads": lambda: {"line": b'{"op": "get", "name": "x"}\n'},
+    "classroom.wire.Handle": lambda: {"id": 1, "type_name": "float", "is_callable": False},
+    "classroom.grade.find_submissions": lambda: {"folder": _tmp_dir(), "lab": "lab1_rooflines"},
+    "classroom.grade.write_csv": lambda: {"path": _tmp_dir() / "grades.csv",
+                                          "questions": ["q1"], "rows": []},
+    "classroom.grade.Submission": lambda: {"student": "ada", "notebook": None},
+    "classroom.tester.load_tests": lambda: {"tests_dir": _tmp_dir()},
+    "classroom.tester.reference_namespace": lambda: {
+        "template": ROOT / "labs" / "lab1_rooflines" / "lab1_rooflines.ipynb"},
+    "classroom.tester.run_case": lambda: {"name": "q1", "code": ">>> 1 + 1\n2\n", "globs": {}},
+    "classroom.tester.Case": lambda: {"code": ">>> 1\n1\n", "hidden": False, "points": 1.0},
     "widgets.live.Explorer": lambda: _explorer_parts(),
     "widgets.live.Explorer.for_view": lambda: {
         "view": types.SimpleNamespace(update=lambda n: f"n = {n}", **_live_figure()),
@@ -776,12 +811,94 @@ ACCEPTED: dict[tuple[str, str], tuple[tuple[Any, ...], str]] = {
         for field in ("block_max", "max_before", "max_after")
     },
 }  # fmt: skip
+#: The grading engineer's modules (issue 22): what a good call would start — a sandboxed
+#: notebook, a class's grading, a download, pip — gets refused values only.
+REFUSED_ONLY |= {
+    "grading.fetch_tests": "downloads a lab's tests",
+    "grading.lab_grader": "builds otter's grader, installing it in Colab",
+    "grading.run_hidden": "runs a lab's hidden tests",
+    "grading.call": "runs a student's function under a time limit",
+    "classroom.main": "the class-grading command line",
+    "classroom.grade.main": "the class-grading command line",
+}
 #: Not called at all, with the reason.
 NOT_CALLED: dict[str, str] = {
     "runtime.configure_triton": "sets TRITON_INTERPRET for the whole process",
+    "classroom.runner.Runner.serve": "reads requests until its pipe closes",
+    "classroom.sandbox.Limits.apply": "sets this process's rlimits (memory, CPU time)",
+    **{
+        f"classroom.runner.Runner.op_{op}": "runs a student's code inside the sandbox"
+        for op in ("exec", "get", "call", "getattr", "getitem", "unary", "canary")
+    },
+    "grading.install_otter_for_colab": "runs pip",
+    "grading.integrity_check": "checks the grading functions were not replaced (test_grading)",
+    "classroom.runner.main": "the sandbox's entry point: takes over stdin and stdout",
+    "classroom.tester.main": "the grading process's entry point: takes over stdin and stdout",
+    # runs a handout's statements in-process; template=1 makes nbformat open file descriptor 1
+    # and close this process's stdout (reported to the grading engineer, issue 22)
+    "classroom.tester.reference_namespace": "template=1 closes stdout (nbformat opens fd 1)",
+    **{
+        f"grading.CellTimeLimit.{hook}": "an otter plugin hook: otter passes its own objects"
+        for hook in (
+            "before_execution",
+            "during_assign",
+            "during_generate",
+            "before_grading",
+            "after_grading",
+        )
+    },
+    "classroom.tester.Grader": "grades a submission in a sandbox (tests/test_classroom.py)",
+    "classroom.tester.AnswerNamespace": "fetches answers from a running sandbox",
+    "classroom.student.Notebook": "starts a sandboxed notebook process",
+    "classroom.student.Remote": "a handle on an object in a running sandbox",
+    "classroom.student.RemoteFunction": "a handle on a function in a running sandbox",
+    "classroom.sandbox.runner_process": "starts a sandboxed process",
+    "classroom.sandbox.kill": "kills a process group",
+    "classroom.runner.Runner.decode": "resolves handles of a running sandbox",
+    "classroom.grade.grade_one": "grades a submission in a sandbox",
 }
-#: Failures owned by another engineer, strict (an entry that passes is reported as stale).
-KNOWN_FAILURES: dict[str, str] = {}
+#: Failures in the grading engineer's modules (issue 22: grading.py and classroom/ are being
+#: reworked there), found by this sweep on 2026-11-26 and left to that work: the kinds of
+#: failure seen. Strict: an entry whose callable no longer fails is reported as stale, so each
+#: is removed as it is fixed. Some UNCLEAR/CRASH entries of the ``check_*`` functions are a
+#: CheckError that names the student's answer (`t`) rather than the argument: that is the
+#: grader's message by design, and the grading work decides whether the contract differs there.
+KNOWN_FAILURES: dict[str, str] = {
+    "classroom.canary.differences": "CRASH/SILENT",
+    "classroom.canary.fingerprint": "SILENT",
+    "classroom.grade.Submission": "SILENT",
+    "classroom.grade.find_submissions": "CRASH/SILENT",
+    "classroom.grade.main": "UNCLEAR",
+    "classroom.grade.write_csv": "CRASH/SILENT/UNCLEAR",
+    "classroom.main": "UNCLEAR",
+    "classroom.runner.Runner.encode": "SILENT",
+    "classroom.sandbox.Limits": "SILENT",
+    "classroom.tester.Case": "SILENT",
+    "classroom.tester.load_tests": "CRASH",
+    "classroom.tester.run_case": "CRASH/SILENT/UNCLEAR",
+    "classroom.wire.Handle": "SILENT",
+    "classroom.wire.decode": "SILENT/UNCLEAR",
+    "classroom.wire.dumps": "SILENT/UNCLEAR",
+    "classroom.wire.encode": "SILENT/UNCLEAR",
+    "classroom.wire.loads": "UNCLEAR",
+    "grading.CellTimeLimit.cell_source": "CRASH/SILENT/UNCLEAR",
+    "grading.answer": "UNCLEAR",
+    "grading.answered": "CRASH/SILENT",
+    "grading.call": "SILENT",
+    "grading.check_attention": "CRASH/SILENT/UNCLEAR",
+    "grading.check_choice": "CRASH/SILENT/UNCLEAR",
+    "grading.check_close": "CRASH/SILENT/UNCLEAR",
+    "grading.check_mapping": "CRASH/SILENT/UNCLEAR",
+    "grading.check_padding": "SILENT/UNCLEAR",
+    "grading.check_tensor": "CRASH/SILENT/UNCLEAR",
+    "grading.check_true": "CRASH/SILENT",
+    "grading.fetch_tests": "CRASH/UNCLEAR",
+    "grading.lab_grader": "SILENT",
+    "grading.padded": "CRASH/SILENT/UNCLEAR",
+    "grading.run_hidden": "CRASH",
+    "grading.safe_repr": "SILENT/UNCLEAR",
+    "grading.time_limit": "SILENT",
+}
 #: Optimisation variants that must refuse and accept the same bad tensors.
 VARIANTS: tuple[tuple[str, ...], ...] = (
     ("kernels.fusion.sin2cos2_fused", "kernels.fusion.sin2cos2_unfused"),
@@ -847,7 +964,7 @@ class Sweep:
         self.problems: list[str] = []
         self.outcomes: dict[tuple[str, str, str], str] = {}
         self.instances: dict[type, Any] = {}
-        self.swept_classes: set[type] = set()
+        self.known_seen: set[str] = set()
         self.calls = 0
 
     # -- arguments ---------------------------------------------------------------------------
@@ -874,9 +991,10 @@ class Sweep:
     def record(self, label: str, outcome: Outcome, what: str) -> None:
         self.calls += 1
         if outcome.problem:
-            problem = f"{label}({what}): {outcome.problem}"
-            if KNOWN_FAILURES.get(label) is None:
-                self.problems.append(problem)
+            if label in KNOWN_FAILURES:
+                self.known_seen.add(label)
+            else:
+                self.problems.append(f"{label}({what}): {outcome.problem}")
 
     def sweep(self, label: str, fn: Callable[..., Any], signature_of: Any = None) -> Any:
         """The good call, then every parameter's bad values; returns the good call's result."""
@@ -998,6 +1116,11 @@ class Sweep:
             self.note_result(instance if label in INSTANCES or result is None else result)
         self.sweep_methods()
         self.check_variants()
+        prefix, names = _label(self.module_name, ""), {n for n, _ in found}
+        for label in KNOWN_FAILURES:  # strict: a fixed callable must leave the list
+            mine = label.startswith(prefix) and label[len(prefix) :].split(".")[0] in names
+            if mine and label not in self.known_seen:
+                self.problems.append(f"{label}: in KNOWN_FAILURES but honours the contract now")
 
     def check_variants(self) -> None:
         for group in VARIANTS:

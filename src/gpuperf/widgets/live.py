@@ -30,7 +30,7 @@ import zlib
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from .._validate import function, instance, sequence, show
+from .._validate import function, instance, positive_float, sequence, show
 from ..hardware import chip
 from ..runtime import require
 
@@ -186,12 +186,13 @@ class LiveFigure:
     """
 
     def __init__(self, figure: Any, animated: Sequence[Any], *, density: float = 1.0) -> None:
-        if (
-            isinstance(density, bool)
-            or not isinstance(density, numbers.Real)
-            or not (1.0 <= float(density) <= 4.0)
-        ):
-            raise ValueError(f"density={show(density)} must be a number in [1, 4]")
+        message = f"density={show(density)} must be a number in [1, 4]"
+        try:
+            density = positive_float("density", density, maximum=4.0)
+        except ValueError:
+            raise ValueError(message) from None
+        if density < 1.0:
+            raise ValueError(message)
         if not callable(getattr(getattr(figure, "canvas", None), "copy_from_bbox", None)):
             raise TypeError(f"figure={show(figure)} must be a matplotlib Figure on an Agg canvas")
         self.figure = figure
