@@ -71,6 +71,33 @@ def _layer_parts(plan: recompute.LayerActivations) -> tuple[float, float, float]
     return parts[0], parts[1], parts[2]
 
 
+def _status(
+    plans: dict[str, recompute.LayerActivations],
+    mode: str,
+    tensor_parallel: int,
+    sequence_parallel: bool,
+) -> str:
+    """The line under the figure: the chosen mode's bytes, saving and extra FLOPs."""
+    chosen = plans[mode]
+    parallel = f"TP {tensor_parallel}" + (" + SP" if sequence_parallel else "")
+    return (
+        f"{mode}: {format_bytes(chosen.activation_bytes)} per layer per GPU "
+        f"({chosen.bytes_per_sbh:.4g} bytes per s·b·h element, {parallel}), "
+        f"{chosen.memory_saving:.3g}× less than keeping everything, for "
+        f"+{chosen.compute_overhead:.1%} FLOPs per step"
+    )
+
+
+def _bar_edges(plan: recompute.LayerActivations) -> list[float]:
+    """Right edges (GB) of one mode's stacked bars, as :class:`_RecomputeView` places them
+    (``x = left / 1e9``, ``width = part / 1e9``)."""
+    edges, left = [], 0.0
+    for part in _layer_parts(plan):
+        edges.append(left / 1e9 + part / 1e9)
+        left += part
+    return edges
+
+
 class _RecomputeView:
     """Stacked bars of the bytes kept per layer and GPU, and the FLOP overhead, per mode."""
 
@@ -141,14 +168,7 @@ class _RecomputeView:
             self.flop_bars[row].set_width(100 * plans[m].compute_overhead)
             self.flop_bars[row].set_alpha(alpha)
         self.ax_mem.set_xlim(0, 1.08 * widest / 1e9)
-        chosen = plans[mode]
-        parallel = f"TP {tensor_parallel}" + (" + SP" if sequence_parallel else "")
-        return (
-            f"{mode}: {format_bytes(chosen.activation_bytes)} per layer per GPU "
-            f"({chosen.bytes_per_sbh:.4g} bytes per s·b·h element, {parallel}), "
-            f"{chosen.memory_saving:.3g}× less than keeping everything, for "
-            f"+{chosen.compute_overhead:.1%} FLOPs per step"
-        )
+        return _status(plans, mode, tensor_parallel, sequence_parallel)
 
     def render(self, **values: Any) -> tuple[Any, str]:
         return self.figure, self.update(**values)
@@ -230,12 +250,13 @@ def recompute_static(
     over the grids :data:`STATIC_SEQ_LENS` … :data:`STATIC_TENSOR_PARALLEL` (SP off/on, every
     mode), drawn in the browser from rows computed here (see :mod:`gpuperf.vega`).
 
-    Every row is read from :class:`_RecomputeView`'s bars after its ``update``; the sentence
-    under the figure is the live view's status line. The arguments are the initial values."""
+    Every row is what :class:`_RecomputeView` draws for those controls (the same bar edges,
+    :func:`_bar_edges`, and FLOP overheads, from one set of plans per layer: 4,200 layers would
+    take seconds of matplotlib updates); the sentence under the figure is the live view's status
+    line. The arguments are the initial values."""
     from ..vega import StaticExplorer
 
     alt = book_altair()
-    view = _RecomputeView(dpi=72)
     controls = [
         control("seq_len", STATIC_SEQ_LENS, label="seq len s", initial=seq_len,
                 format=lambda s: f"{s:,}"),
@@ -249,8 +270,26 @@ def recompute_static(
         control("mode", _MODES, label="recompute", initial=mode),
     ]  # fmt: skip
 
+    shape = ("seq_len", "micro_batch", "hidden", "heads", "tensor_parallel", "sequence_parallel")
+    layers: dict[tuple[Any, ...], dict[str, recompute.LayerActivations] | None] = {}
+
+    def plans(*layer: Any) -> dict[str, recompute.LayerActivations] | None:
+        """Every mode's plan for one layer, computed once (None: no such layer)."""
+        if layer not in layers:
+            try:
+                layers[layer] = {m: recompute.layer_activations(*layer, m) for m in _MODES}
+            except ValueError:
+                layers[layer] = None
+        return layers[layer]
+
     def status(**values: Any) -> str:
-        return view.update(**values).replace("<b>", "").replace("</b>", "")
+        shape_values = [values[name] for name in shape]
+        found = plans(*shape_values)
+        if found is None:  # the live view's message, word for word
+            line = _RecomputeView(dpi=72).update(**values)
+        else:
+            line = _status(found, values["mode"], *shape_values[-2:])
+        return line.replace("<b>", "").replace("</b>", "")
 
     explorer = StaticExplorer(
         controls,
@@ -265,15 +304,14 @@ def recompute_static(
         colab=colab,
         dropdowns=("micro_batch", "hidden", "heads", "tensor_parallel", "sequence_parallel"),
     )
-    shape = ("seq_len", "micro_batch", "hidden", "heads", "tensor_parallel", "sequence_parallel")
 
     def memory(**values: Any) -> list[dict[str, Any]]:
-        view.update(**values, mode=_MODES[0])
-        if not view.last:  # no such layer (not on this grid): the live view draws no bars
+        found = plans(*(values[name] for name in shape))
+        if found is None:  # no such layer (not on this grid): the live view draws no bars
             return []
         rows = []
-        for row, m in enumerate(_MODES):
-            edges = [group[row].get_x() + group[row].get_width() for group in view.bars]
+        for m in _MODES:
+            edges = _bar_edges(found[m])
             rows.append({"mode": m, **{f"gb{k + 1}": float(e) for k, e in enumerate(edges)}})
         return rows
 
@@ -281,11 +319,8 @@ def recompute_static(
         # recomputed FLOPs over a step's: b, a, t and SP cancel (gpuperf.recompute), so any
         # valid layer of this s and h gives the bars
         heads = min(a for a in STATIC_HEADS if hidden % a == 0)
-        view.update(seq_len, 1, hidden, heads, 1, False, _MODES[0])
-        return [
-            {"mode": m, "flops": float(view.flop_bars[row].get_width())}
-            for row, m in enumerate(_MODES)
-        ]
+        found = plans(seq_len, 1, hidden, heads, 1, False)
+        return [{"mode": m, "flops": float(100 * found[m].compute_overhead)} for m in _MODES]
 
     kept = explorer.table("memory", memory, over=shape)
     extra = explorer.table("flops", overhead, over=("seq_len", "hidden"))
