@@ -321,14 +321,18 @@ def unclear(error: BaseException, shown: Mapping[str, Any], parameters: tuple[st
 
 #: Results whose numbers may be negative (scores, values of v, rounded values) or −inf (a mask).
 SIGNED = {"naive_attention", "OnlineSoftmaxStep", "online_softmax_steps", "round_to", "quantize"}
-#: Documented to return ``math.inf`` as an answer ("never compute-bound", γ_n past n·u ≥ 1).
-INFINITE_OK = {"critical_batch_size", "summation_bound"}
+#: Values stored in a scaled format, and sums of signed terms, keep their sign.
+SIGNED |= {"quantize_mx", "quantize_nvfp4", "block_quantize", "round_to_format", "running_sum",
+           "blocked_sum", "pairwise_sum"}  # fmt: skip
+#: Documented to return ``math.inf`` as an answer ("never compute-bound", γ_n past n·u ≥ 1, a
+#: worst-case bound past e^700).
+INFINITE_OK = {"critical_batch_size", "summation_bound", "error_bound"}
 #: Return their argument unchanged (``x = glue("x", compute())``): the result is the caller's.
 PASSTHROUGH = {"notebook.glue", "SavedTensors.output", "Control.values"}
 #: Result fields documented to hold ``math.inf`` entries (the same γ_n, one per length).
-INFINITE_FIELDS = {"DotErrors.bound"}
+INFINITE_FIELDS = {"DotErrors.bound", "SummationErrors.bound"}
 #: Fields that are signed by definition (an unbiased exponent: 1 − bias < 0).
-SIGNED_FIELDS = {"FloatFormat.min_exponent"}
+SIGNED_FIELDS = {"FloatFormat.min_exponent", "ElementFormat.emax"}
 
 
 def insane(value: Any, where: str, signed: bool = False, depth: int = 0) -> str:
@@ -543,6 +547,15 @@ GOOD_ARGS: dict[str, Any] = {
     "device_s": 2e-3, "path_of_thread": lambda: np.arange(64) % 2, "repository_url":
     "https://github.com/gpuperf/gpuperf", "headers": ["a", "b"], "value": 1.0,
     "torch_version": "2.13.0", "module": "math", "figure": _figure, "ax": _axes,
+    "stage": 1, "parameter_bytes": 1e9, "gpus_per_node": 8, "nodes": 4,
+    "intra_bandwidth": 4.5e11, "inter_bandwidth": 5e10, "d_model": 4096, "copies_per_token": 8,
+    "kv_lora_rank": 512, "rope_head_dim": 64, "bits": 4, "new_tokens": 4, "compute_s": 1e-3,
+    "protocol": "LL", "faster_small": "LL", "faster_large": "Simple", "channels": 16,
+    "acceptance": 0.7, "draft_tokens": 4, "gpu_s": 1e-3, "kernels": 100,
+    "cpu_s_per_kernel": 5e-6, "context_lens": [100, 2000], "max_len": 4096, "block_tokens": 16,
+    "bytes_per_token": 1e5, "output_lengths": [10, 200], "terms": lambda: np.full(64, 0.1),
+    "block": 32, "tensors": lambda: [np.linspace(-2, 2, 64) * s for s in (1, 3, 0.5)],
+    "ptx": ".reqntid 128\n{\n ret;\n}",
 }  # fmt: skip
 
 #: Kernel modules' tensors: small, on the course's device, shapes the launcher accepts.
@@ -577,6 +590,26 @@ GOOD_CALLS: dict[str, Callable[[], dict[str, Any]]] = {
     "bench.format_table": lambda: {"measurements": []},
     "bench.measure_seconds": lambda: {"fn": lambda: None},
     "bench.relative_error": lambda: {"out": _randn(4), "ref": _randn(4) * 1.001},
+    "bench.Prepared": lambda: {"kernel": lambda: None},
+    "bench.document": lambda: {"records": [dict(_RECORD)], "provenance_": dict(_PROVENANCE)},
+    "bench.format_records": lambda: {"records": [dict(_RECORD)]},
+    "bench.format_case_list": lambda: {"selected": gpuperf.bench.cases()[:2]},
+    "bench.write_json": lambda: {"path": _tmp_dir() / "run.json", "doc": {"records": []}},
+    "bench.measure_case": lambda: {"case": gpuperf.bench.cases()[0], "copy_bandwidth": None,
+                                   "floor": gpuperf.bench.chip_floor(
+                                       gpuperf.cost.matmul(64, 64, 64), "H100-SXM", "fp16")},
+    "inference.verify_step": lambda: {"config": gpuperf.inference.ILLUSTRATIVE, "batch": 4,
+                                      "new_tokens": 4, "context_len": 4096,
+                                      "chip_name": "H100-SXM"},
+    "measurements.stream_read_sweep": lambda: {"chip": "H200"},
+    "parallelism.loaded_latency": lambda: {"chip_name": "H200"},
+    "microscaling.element_format": lambda: {"name": "e4m3"},
+    "microscaling.scaled_format": lambda: {"name": "mxfp8"},
+    "serving.speculative_decoding": lambda: {
+        "config": gpuperf.inference.ILLUSTRATIVE, "draft": gpuperf.serving.ILLUSTRATIVE_DRAFT,
+        "draft_tokens": 4, "acceptance": 0.7, "context_len": 4096, "chip_name": "H100-SXM"},
+    "warpspec.compiled": lambda: {"case": "matmul", "target": "sm_80"},
+    "warpspec.CompiledFacts.registers": lambda: {"action": "inc"},
     "divergence.branch_cost": lambda: {"n": 1024, "iters": 4, "paths": 2.0},
     "hardware.chip": lambda: {"name": "H100-SXM"},
     "inference.decode_step": lambda: {"config": gpuperf.inference.ILLUSTRATIVE, "batch": 4,
@@ -657,6 +690,7 @@ GOOD_CALLS: dict[str, Callable[[], dict[str, Any]]] = {
                                     "alt": "a figure"},
     # refused values only (REFUSED_ONLY): the other arguments are placeholders
     "vega.StaticExplorer.chart": lambda: {"chart": None},
+    "bookext.setup": lambda: {"app": None},
     "vega.StaticExplorer.table": lambda: {"name": "extra", "compute": lambda: {"y": 1.0}},
     "widgets.live.LiveFigure": lambda: _live_figure(),
     # the grading engineer's modules (issue 22): answers a student could give
@@ -707,6 +741,7 @@ GOOD_CALLS: dict[str, Callable[[], dict[str, Any]]] = {
                                                  "block_n": 64, "block_k": 32},
 }  # fmt: skip
 ROOT = PACKAGE_DIR.parents[1]
+_RECORD = {"case": "vector_add fp32 2^26", "us": 9.0, "GBps": 2900.0}
 _PROVENANCE = {"chip": "H100-SXM", "device": "NVIDIA H100 80GB HBM3", "driver": "570",
                "cuda": "12.8", "torch": "2.13", "triton": "3.9.0", "numpy": "2.3",
                "date": "2026-01-01", "commit": "abc1234"}  # fmt: skip
@@ -775,6 +810,12 @@ INSTANCES: dict[str, Callable[[], Any]] = {
     "profiling.Profile": _profile,
     "profiling.ProfileRow": lambda: _profile().rows[0],
     "recompute.SavedTensors": lambda: gpuperf.recompute.SavedTensors(64, 1, None, ((4, 4),)),
+    "bench.Case": lambda: gpuperf.bench.cases()[0],
+    "bench.Run": lambda: gpuperf.bench.Run([], [], {}, None, None, []),
+    "parallelism.LoadedLatency": lambda: gpuperf.parallelism.loaded_latency("H200"),
+    "microscaling.ScalingOverSteps": lambda: gpuperf.microscaling.scaling_over_steps(
+        [np.linspace(-2, 2, 64) * s for s in (1, 3, 0.5)]),
+    "warpspec.CompiledFacts": lambda: gpuperf.warpspec.compiled("matmul", "sm_80"),
 }  # fmt: skip
 
 #: Slow by nature (compiles, profiles, renders the book, needs a GPU or Colab): only refused
@@ -788,6 +829,13 @@ REFUSED_ONLY: dict[str, str] = {
     "bench.main": "the command line: argparse answers bad arguments (tests/test_bench.py)",
     "bench.measure_seconds": "times on a GPU; raises NoGPUError here (tests/test_bench.py)",
     "bench.measure_ceilings": "times on a GPU; raises NoGPUError here (tests/test_bench.py)",
+    "bench.measure_case": "times on a GPU; raises NoGPUError here (tests/test_bench.py)",
+    "bench.collect": "times every case on a GPU; raises NoGPUError here (tests/test_bench.py)",
+    "bench.run": "times every case on a GPU; raises NoGPUError here (tests/test_bench.py)",
+    "bench.provenance": "reads the GPU's name and driver; raises NoGPUError here",
+    "bench.write_json": "writes a file where it is told (tests/test_bench.py)",
+    "warpspec.regenerate": "compiles every case for a minute (tests/test_warpspec.py)",
+    "warpspec.compile_facts": "runs the compiler in a subprocess (tests/test_warpspec.py)",
     "bookext.setup": "a Sphinx extension: needs a Sphinx application (tests/test_book.py)",
     "colab.install_triton": "installs Triton inside Colab only (tests/test_colab.py)",
     "kernels.flash_attention_hopper.flash_attention_hopper": "needs an sm_90 GPU",
@@ -806,6 +854,7 @@ ACCEPTED: dict[tuple[str, str], tuple[tuple[Any, ...], str]] = {
         for fn, param in (("format_flops", "flops_per_s"), ("format_bandwidth", "bytes_per_s"),
                           ("format_bytes", "n_bytes"), ("format_seconds", "seconds"))
     },
+    ("serving.PagedKV", "context_lens"): ((1,), "one sequence's length: a list of one"),
     **{
         ("attention.OnlineSoftmaxStep", field): ((-INF,), "a fully masked block's max is -inf")
         for field in ("block_max", "max_before", "max_after")
@@ -1229,16 +1278,23 @@ VAR_KEYWORD_HOOKS: dict[str, Callable[[Sweep, str, Any], None]] = {
 MODULE_NAMES = public_module_names()
 
 
+#: Public callables missing from their module's ``__all__`` in a module another engineer owns
+#: (the entry fails the test once it is fixed, so that it gets removed).
+KNOWN_UNEXPORTED = {
+    "gpuperf.grading.fetch_tests": "grading.py is owned by the grading work (issue 25 item 5)",
+}
+
+
 def test_every_public_callable_is_exported():
     """``__all__`` lists every public function and class of every module (STYLE §16)."""
-    missing = {}
+    missing = set()
     for name in MODULE_NAMES:
         module = importlib.import_module(name)
         exported = set(getattr(module, "__all__", ()))
-        absent = {n for n, _ in public_callables(module)} - exported
-        if absent:
-            missing[name] = sorted(absent)
-    assert not missing, f"public but not in __all__: {missing}"
+        missing |= {f"{name}.{n}" for n, _ in public_callables(module) if n not in exported}
+    assert not missing - set(KNOWN_UNEXPORTED), f"public but not in __all__: {sorted(missing)}"
+    fixed = set(KNOWN_UNEXPORTED) - missing
+    assert not fixed, f"exported now, remove from KNOWN_UNEXPORTED: {sorted(fixed)}"
 
 
 def test_the_tables_name_only_what_exists():

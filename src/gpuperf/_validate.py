@@ -231,6 +231,22 @@ def sequence(
     return tuple(check(f"{name}[{i}]", item) for i, item in enumerate(items))
 
 
+def mapping(
+    name: str, value: object, check: Any = None, *, keys: Iterable[object] | None = None
+) -> dict[Any, Any]:
+    """``value`` as a dict, each value passed through ``check(f"{name}[{key!r}]", item)`` if
+    given; with ``keys``, it must hold exactly those keys."""
+    if not isinstance(value, Mapping):
+        raise TypeError(f"{name}={show(value)} must be a mapping (a dict)")
+    items = dict(value)
+    if keys is not None and set(items) != set(keys):
+        wanted = ", ".join(map(repr, keys))
+        raise ValueError(f"{name}={show(value)} must have exactly the keys {wanted}")
+    if check is None:
+        return items
+    return {key: check(f"{name}[{key!r}]", item) for key, item in items.items()}
+
+
 def int_pair(name: str, value: object, minimum: int = 1) -> tuple[int, int]:
     """Two integers ≥ ``minimum``, such as a tile ``(BLOCK_M, BLOCK_N)``."""
     first, second = sequence(name, value, minimum=2, maximum=2)

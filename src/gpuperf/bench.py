@@ -51,8 +51,12 @@ from typing import Any
 
 from ._validate import (
     choice,
+    file_path,
+    flag,
     function,
     instance,
+    int_pair,
+    mapping,
     name_string,
     optional,
     positive_float,
@@ -373,9 +377,22 @@ def format_targets(results: Iterable[TargetResult]) -> str:
 
 
 def _record(name: str, value: object) -> Any:
-    """A benchmark record: a mapping with a ``case`` name (as ``--json`` writes them)."""
+    """A benchmark record: a mapping with a ``case`` name and numbers ≥ 0 (``us``, ``GBps``,
+    ``rel_err`` …, as ``--json`` writes them; ``rel_err`` may be inf or NaN for a wrong
+    result)."""
     if not isinstance(value, Mapping) or not isinstance(value.get("case"), str):
         raise TypeError(f"{name}={show(value)} must be a record: a dict with a 'case' name")
+    for key, number in value.items():
+        if key == "case":
+            continue
+        if (
+            not isinstance(key, str)
+            or isinstance(number, bool)
+            or not (isinstance(number, int | float) and not number < 0)
+        ):
+            raise ValueError(
+                f"{name}[{key!r}]={show(number)} must be a number ≥ 0 (a record's measurement)"
+            )
     return value
 
 
@@ -548,7 +565,9 @@ def relative_error(out: Any, ref: Any) -> float:
                     f"{name}={show(t)} must be a real torch.Tensor (or a tuple of them)"
                 )
     if len(outs) != len(refs):
-        raise ValueError(f"{len(outs)} outputs but {len(refs)} references")
+        raise ValueError(
+            f"out={show(out)} holds {len(outs)} tensor(s) but ref={show(ref)} holds {len(refs)}"
+        )
     num = den = 0.0
     for o, r in zip(outs, refs, strict=True):
         if o.shape != r.shape:
@@ -584,6 +603,15 @@ class Prepared:
     torch: dict[str, Callable[[], object]] = field(default_factory=dict)
     grad: bool = False  # the calls run a backward pass: keep grad mode on
 
+    def __post_init__(self) -> None:
+        function("kernel", self.kernel)
+        optional("output", self.output, function)
+        optional("reference", self.reference, function)
+        mapping("torch", self.torch, function)
+        for label in self.torch:
+            name_string("torch label", label)
+        flag("grad", self.grad)
+
 
 @dataclass(frozen=True)
 class Case:
@@ -594,6 +622,15 @@ class Case:
     precision: str
     setup: Callable[[], Prepared]
     min_capability: tuple[int, int] = (7, 0)  # bf16 and TF32 need sm_80; TMA needs sm_90
+
+    def __post_init__(self) -> None:
+        name_string("name", self.name)
+        instance("op", self.op, OpCost)
+        error_threshold(self.precision)  # a precision with a tolerance, or a clear error
+        function("setup", self.setup)
+        object.__setattr__(
+            self, "min_capability", int_pair("min_capability", self.min_capability, 0)
+        )
 
     @property
     def memory_bound(self) -> bool:
@@ -634,6 +671,7 @@ def _sdpa_decode(q, k_cache, v_cache):
 def cases(quick: bool = False) -> list[Case]:
     """Every benchmark case, in the order they run (``quick``: those the targets need, see
     :func:`_quick`). Building the list needs no GPU and allocates nothing."""
+    quick = flag("quick", quick)
     out = _all_cases()
     return [c for c in out if _quick(c.name)] if quick else out
 
@@ -889,6 +927,18 @@ class Run:
     chip_name: str | None
     wrong: list[str]
 
+    def __post_init__(self) -> None:
+        # the lists grow while a run goes on (collect appends to them): checked, not copied
+        sequence("records", instance("records", self.records, list), _record, minimum=0)
+        measured = lambda name, m: instance(name, m, Measurement)
+        sequence(
+            "measurements", instance("measurements", self.measurements, list), measured, minimum=0
+        )
+        mapping("roofline", instance("roofline", self.roofline, dict), mapping)
+        optional("ceilings", self.ceilings, instance, Ceilings)
+        optional("chip_name", self.chip_name, name_string)
+        sequence("wrong", instance("wrong", self.wrong, list), name_string, minimum=0)
+
 
 def measure_case(case: Case, floor: Floor, copy_bandwidth: float | None) -> list[dict[str, Any]]:
     """Check ``case`` for correctness, then time it and its torch counterparts (GPU only).
@@ -897,6 +947,9 @@ def measure_case(case: Case, floor: Floor, copy_bandwidth: float | None) -> list
     ``<case> vs <label>`` record per further counterpart. A wrong result is recorded with its
     ``rel_err`` and ``us = 0`` (not timed).
     """
+    instance("case", case, Case)
+    instance("floor", floor, Floor)
+    optional("copy_bandwidth", copy_bandwidth, positive_float)
     _require_gpu()
     import torch
 
@@ -971,6 +1024,11 @@ def collect(
 
     ``on_case(run_so_far)`` is called after the ceilings and after each case, so a caller can
     save what was measured before a run is stopped early."""
+    chip_name = optional("chip_name", chip_name, name_string)
+    measured_ceilings = flag("measured_ceilings", measured_ceilings)
+    progress, quick = flag("progress", progress), flag("quick", quick)
+    only = optional("only", only, _pattern)
+    on_case = optional("on_case", on_case, function)
     _require_gpu()
     import torch
 
@@ -1034,13 +1092,16 @@ def run(
     chip_name: str | None = None, *, measured_ceilings: bool = True, progress: bool = True
 ) -> list[Measurement]:
     """Measure every course kernel on this GPU (raises :class:`NoGPUError` without one)."""
+    optional("chip_name", chip_name, name_string)
+    flag("measured_ceilings", measured_ceilings)
+    flag("progress", progress)
     return collect(chip_name, measured_ceilings=measured_ceilings, progress=progress).measurements
 
 
 def format_records(records: Iterable[dict[str, Any]]) -> str:
     """One line per record: time, rate, fraction of copy bandwidth, ratio to torch, error."""
     lines = []
-    for r in records:
+    for r in sequence("records", records, _record, minimum=0):
         if not r.get("us"):
             lines.append(f"{r['case']}: WRONG RESULT (rel_err {r.get('rel_err', math.nan):.1e})")
             continue
@@ -1111,6 +1172,7 @@ def _driver_version() -> str:
 
 def provenance(chip_name: str | None) -> dict[str, str]:
     """Device, driver, CUDA, torch, Triton, numpy, Python, date and gpuperf commit of this run."""
+    optional("chip_name", chip_name, name_string)
     _require_gpu()
     import platform
     from importlib.metadata import version
@@ -1144,10 +1206,17 @@ def document(
 ) -> dict[str, Any]:
     """The ``gpuperf.bench/1`` JSON document: provenance, records, and the targets' verdicts.
     ``complete`` is False while a run is under way (or was stopped before its last case)."""
+    records = list(sequence("records", records, _record, minimum=0))
+    text = lambda name, value: instance(name, value, str)
+    provenance_ = mapping("provenance_", provenance_, text)
+    for key in provenance_:
+        text("provenance_ key", key)
+    ceilings = optional("ceilings", ceilings, instance, Ceilings)
+    roofline = optional("roofline", roofline, mapping, lambda name, row: mapping(name, row))
     doc: dict[str, Any] = {
         "schema": SCHEMA,
-        "complete": complete,
-        "provenance": dict(provenance_),
+        "complete": flag("complete", complete),
+        "provenance": provenance_,
         "records": records,
     }
     if ceilings is not None:
@@ -1175,7 +1244,8 @@ def document(
 
 def write_json(path: str | Path, doc: dict[str, Any]) -> Path:
     """Write ``doc`` atomically: a reader (or a run killed mid-write) never sees half a file."""
-    path = Path(path)
+    path = file_path("path", path)
+    doc = mapping("doc", doc)
     path.parent.mkdir(parents=True, exist_ok=True)
     partial = path.with_name(f".{path.name}.partial")
     partial.write_text(json.dumps(doc, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
@@ -1187,7 +1257,7 @@ def format_case_list(selected: Iterable[Case]) -> str:
     """The cases a run would measure, one a line: name, precision, FLOPs, bytes, GPU needed.
     No timing: this is what ``--list`` prints, with or without a GPU."""
     lines = []
-    for c in selected:
+    for c in sequence("selected", selected, lambda name, c: instance(name, c, Case), minimum=0):
         major, minor = c.min_capability
         lines.append(
             f"{c.name}  [{c.precision}; {c.op.flops:.3g} FLOP, {c.op.bytes:.3g} B; "

@@ -81,7 +81,7 @@ import numpy as np
 
 from ._validate import choice, flag, name_string, positive_float, positive_int
 from .hardware import NETWORK_BANDWIDTH, chip
-from .units import bytes_per_element
+from .units import bytes_per_element, check_precision
 
 #: Collectives whose bus-bandwidth factor nccl-tests defines (and this module converts).
 COLLECTIVES: tuple[str, ...] = ("all-reduce", "all-gather", "reduce-scatter", "all-to-all")
@@ -692,8 +692,12 @@ def moe_all_to_all(
         d_model=positive_int("d_model", d_model),
         copies_per_token=positive_int("copies_per_token", copies_per_token),
         ranks=_ranks(ranks),
-        dispatch_bytes_per_element=bytes_per_element(dispatch_precision),
-        combine_bytes_per_element=bytes_per_element(combine_precision),
+        dispatch_bytes_per_element=bytes_per_element(
+            check_precision(dispatch_precision, "dispatch_precision")
+        ),
+        combine_bytes_per_element=bytes_per_element(
+            check_precision(combine_precision, "combine_precision")
+        ),
         bandwidth=positive_float("bandwidth", bandwidth),
     )
 

@@ -373,6 +373,7 @@ class CompileReport:
     def instruction_count(self, prefix: str) -> int:
         """How many PTX instructions start with ``prefix`` (``"fma"``, ``"sin.approx"``,
         ``"cp.async"``): static counts in the listing, not executions."""
+        prefix = name_string("prefix", prefix)
         return sum(count for name, count in self.ptx_instructions if name.startswith(prefix))
 
     def summary(self) -> str:

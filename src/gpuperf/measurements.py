@@ -31,6 +31,7 @@ from ._validate import (
     optional,
     positive_float,
     positive_int,
+    sequence,
     show,
 )
 from .hardware import chip as lookup_chip
@@ -47,10 +48,12 @@ __all__ = [
     "LATENCY_BOUND_BELOW_BYTES",
     "MEASUREMENTS",
     "NVBANDWIDTH_H100_LOCAL_COPY",
+    "STREAM_READ_SWEEPS",
     "GemmMeasurement",
     "GiB",
     "KernelMeasurement",
     "Measurement",
+    "OccupancySweep",
     "Provenance",
     "course_kernel",
     "course_kernels",
@@ -58,6 +61,7 @@ __all__ = [
     "gemm_range",
     "load_kernels",
     "measurements",
+    "stream_read_sweep",
 ]
 
 
@@ -289,6 +293,20 @@ class OccupancySweep:
     bytes_per_thread: int
     threads_per_sm: tuple[int, ...]
     bytes_per_s: tuple[float, ...]
+
+    def __post_init__(self) -> None:
+        for name in ("chip", "method", "source"):
+            name_string(name, getattr(self, name))
+        positive_int("bytes_per_thread", self.bytes_per_thread)
+        threads = sequence("threads_per_sm", self.threads_per_sm, positive_int)
+        rates = sequence("bytes_per_s", self.bytes_per_s, positive_float)
+        if len(threads) != len(rates):
+            raise ValueError(
+                f"threads_per_sm has {len(threads)} entries and bytes_per_s {len(rates)}: "
+                "one bandwidth per occupancy"
+            )
+        object.__setattr__(self, "threads_per_sm", threads)
+        object.__setattr__(self, "bytes_per_s", rates)
 
 
 def _sweep(chip: str, method: str, *gbps: float) -> OccupancySweep:

@@ -16,12 +16,12 @@ calculator and cached. :func:`accumulation_static` is the online book's client-s
 
 from __future__ import annotations
 
-from functools import cache
 from typing import Any
 
 import numpy as np
 
 from .. import numerics
+from .._cache import pure
 from ..runtime import require
 from ..scrub import control
 from ..vega import book_altair, book_figure
@@ -33,6 +33,7 @@ __all__ = [
     "LENGTHS",
     "accumulation_explorer",
     "accumulation_static",
+    "curve",
 ]
 
 #: Input formats of the explorer (their products are exact in fp32).
@@ -50,8 +51,8 @@ CURVE_LENGTHS: tuple[int, ...] = tuple(
 _ERROR_RANGE = (1e-9, 3.0)
 
 
-@cache
-def _curve(input_format: str, accumulator: str) -> numerics.DotErrors:
+@pure
+def curve(input_format: str, accumulator: str) -> numerics.DotErrors:
     """The errors plotted for one (input format, accumulator): computed once, then cached."""
     return numerics.dot_errors(CURVE_LENGTHS, input_format, accumulator, trials=TRIALS)
 
@@ -86,7 +87,7 @@ class _AccumulationView:
         self.last: dict[str, Any] = {}
 
     def update(self, input_format: str, accumulator: str, length: int) -> str:
-        errors = _curve(input_format, accumulator)
+        errors = curve(input_format, accumulator)
         n = np.asarray(errors.lengths, dtype=float)
         self.bound.set_data(n, _finite(errors.bound))
         self.typical.set_data(n, errors.typical)
