@@ -737,6 +737,7 @@ GOOD_CALLS: dict[str, Callable[[], dict[str, Any]]] = {
                                          "start": ROOT},
     "widgets.tile_reports.tile_report": lambda: {"target": "sm_80", "block_m": 64,
                                                  "block_n": 64, "block_k": 32},
+    "widgets.tile_reports.TileReport.from_report": lambda: {"report": _compile_report()},
     "widgets.tile_reports.ctas_per_sm": lambda: {"chip": "A100-80GB", "block_m": 64,
                                                  "block_n": 64, "block_k": 32},
 }  # fmt: skip
@@ -1381,3 +1382,116 @@ def test_the_sweep_catches_planted_bugs(monkeypatch):
     for problem in expected:
         assert problem in report, f"the sweep missed {problem!r}:\n{report}"
     assert "planted_bugs.correct" not in report, report
+
+
+# --- answers checked against an independent computation (hypothesis) -------------------------
+# The sweep checks that answers are sane; these check that they are right, on random inputs,
+# against a slower or differently derived computation. Few examples each: seconds in all.
+
+from hypothesis import HealthCheck, given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+from gpuperf import divergence, hardware, memory, recompute, roofline, tiling, units  # noqa: E402
+
+PROPERTY = settings(
+    max_examples=40, deadline=None, derandomize=True,
+    suppress_health_check=[HealthCheck.too_slow],
+)  # fmt: skip
+BLOCKS = st.sampled_from([16, 32, 64, 128, 256])
+CHIP_NAMES = st.sampled_from([*hardware.chip_names(), "h100", "a100", "v5e", "rtx4090"])
+PRECISION_NAMES = st.sampled_from(units.PRECISIONS)
+POSITIVE_FLOATS = st.one_of(st.floats(1e-6, 1e15), st.integers(1, 10**6))
+BIG_SIZES = st.one_of(st.integers(1, 5000), st.integers(1, 2**53))
+SMALL_COUNTS = st.integers(1, 64)
+
+
+def _op_costs() -> st.SearchStrategy:
+    finite = st.one_of(st.just(0.0), st.floats(1e-6, 1e18))  # (below 1e-100 is refused)
+    return st.one_of(
+        st.builds(gpuperf.cost.matmul, SMALL_COUNTS, SMALL_COUNTS, SMALL_COUNTS, PRECISION_NAMES),
+        st.builds(gpuperf.cost.elementwise, st.integers(1, 2**40)),
+        st.builds(gpuperf.cost.OpCost, finite, POSITIVE_FLOATS, finite),
+    )
+
+
+@PROPERTY
+@given(sizes=st.lists(BIG_SIZES, min_size=1, max_size=5), bm=BLOCKS, bn=BLOCKS, chip=CHIP_NAMES)
+def test_curves_equal_the_scalar_versions_at_every_size(sizes, bm, bn, chip):
+    tile = tiling.tile_efficiency_curve(sizes, bm, bn)
+    assert tile.tolist() == [tiling.tile_efficiency(s, s, bm, bn) for s in sizes]
+    if hardware.chip(chip).is_gpu:
+        wave = tiling.wave_efficiency_curve(np.array(sizes), bm, bn, chip)
+        assert wave.tolist() == [tiling.wave_efficiency(s, s, bm, bn, chip) for s in sizes]
+        for s in sizes:
+            q = tiling.wave_quantization(s, s, bm, bn, chip)
+            assert 0 < q.tail_tiles <= q.slots_per_wave
+
+
+@PROPERTY
+@given(warps=st.integers(1, 64), period=st.integers(1, 100), warp_size=st.sampled_from([8, 32]))
+def test_periodic_branch_equals_the_per_thread_count(warps, period, warp_size):
+    n = warps * warp_size
+    fast = divergence.periodic_branch(n, period, warp_size).paths_per_warp
+    slow = divergence.warp_divergence((np.arange(n) // period) % 2, warp_size).paths_per_warp
+    assert fast.tolist() == slow.tolist()
+
+
+@PROPERTY
+@given(n_layers=st.integers(1, 120), activation=st.floats(0.5, 20), ratio=st.floats(0.01, 1))
+def test_best_checkpoint_every_equals_brute_force(n_layers, activation, ratio):
+    boundary = activation * ratio
+    peaks = {
+        k: recompute.checkpointing(n_layers, activation, boundary, 0, k).peak_bytes
+        for k in range(1, n_layers + 1)
+    }
+    lowest = min(peaks.values())
+    expected = max(k for k, peak in peaks.items() if peak == lowest)
+    assert recompute.best_checkpoint_every(n_layers, activation, boundary) == expected
+
+
+@PROPERTY
+@given(op=_op_costs(), chip=CHIP_NAMES, precision=PRECISION_NAMES)
+def test_time_bounds_are_ordered(op, chip, precision):
+    the_chip = hardware.chip(chip)
+    if precision not in the_chip.precisions:
+        with pytest.raises(ValueError, match=f"no {precision} support"):
+            roofline.time_bounds(op, the_chip, precision)
+        return
+    b = roofline.time_bounds(op, the_chip, precision)
+    assert b.lower_s <= b.upper_s <= 2 * b.lower_s * (1 + 1e-12)
+    assert b.attainable_flops_per_s <= the_chip.peak_flops(precision) * (1 + 1e-12)
+
+
+@PROPERTY
+@given(
+    sizes=st.lists(st.floats(0, 1e12), min_size=2, max_size=6),
+    bandwidth=POSITIVE_FLOATS,
+    latency=st.one_of(st.just(0.0), st.floats(1e-12, 1e-3)),
+)
+def test_effective_bandwidth_is_below_the_peak_and_monotone(sizes, bandwidth, latency):
+    sizes = np.sort(np.array(sizes))
+    achieved = memory.effective_bandwidth(sizes, bandwidth, latency)
+    assert np.all(achieved <= bandwidth * (1 + 1e-12))
+    assert np.all(np.diff(achieved) >= 0)
+
+
+@PROPERTY
+@given(
+    chip=CHIP_NAMES,
+    precision=PRECISION_NAMES,
+    bandwidth=st.one_of(POSITIVE_FLOATS, st.sampled_from([0, -1, NAN, INF, True, "1", None])),
+)
+def test_ridge_point_bandwidth_is_explicit(chip, precision, bandwidth):
+    the_chip = hardware.chip(chip)
+    if precision not in the_chip.precisions:
+        return
+    peak = the_chip.peak_flops(precision)
+    assert the_chip.ridge_point(precision) == peak / the_chip.hbm_bandwidth
+    if bandwidth is None:
+        return
+    valid = isinstance(bandwidth, int | float) and not isinstance(bandwidth, bool)
+    if valid and math.isfinite(bandwidth) and bandwidth > 0:
+        assert the_chip.ridge_point(precision, bandwidth) == peak / bandwidth
+    else:  # 0, -1, nan, True and "1" are errors, never a silent fall-back to HBM
+        with pytest.raises((ValueError, TypeError), match="bandwidth="):
+            the_chip.ridge_point(precision, bandwidth)

@@ -138,7 +138,7 @@ def test_bad_tables_are_refused_with_the_culprit_named():
     explorer.chart(chart.mark_point().encode(x="v:Q"))
     with pytest.raises(ValueError, match="not one of its values"):
         explorer.rows("ok", a=3)
-    with pytest.raises(ValueError, match="give its value"):
+    with pytest.raises(ValueError, match="give their values"):
         explorer.rows("ok")
     with pytest.raises(ValueError, match="table="):
         explorer.rows("missing", a=1)

@@ -175,7 +175,7 @@ def effective_bandwidth(
     n_bytes = _sizes_array("n_bytes", n_bytes)
     bandwidth = positive_float("bandwidth", bandwidth)
     latency_s = positive_float("latency_s", latency_s, allow_zero=True)
-    with np.errstate(divide="ignore"):
+    with np.errstate(divide="ignore", over="ignore"):  # a few bytes: latency/n → inf → 0 B/s
         result = np.where(
             n_bytes > 0,
             bandwidth / (1 + latency_s * bandwidth / np.where(n_bytes > 0, n_bytes, 1)),

@@ -101,7 +101,7 @@ class Profile:
             if r.name == name:
                 return r
         rows = ", ".join(r.name for r in self.rows)
-        raise KeyError(f"name={show(name)} is not a row; rows: {rows}")
+        raise KeyError(f"name={show(name)}: no row {show(name)}; rows: {rows}")
 
     @property
     def bound(self) -> str:

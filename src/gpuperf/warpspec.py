@@ -575,7 +575,8 @@ class TensorMemoryUse:
         if self.columns > self.columns_per_sm:
             raise ValueError(
                 f"buffers={self.buffers} of a 128×{self.block_n} accumulator need "
-                f"{self.columns} columns; columns_per_sm={self.columns_per_sm} has fewer"
+                f"{self.columns} columns; tensor memory has {self.columns_per_sm} "
+                "(columns_per_sm)"
             )
 
     @property

@@ -236,7 +236,6 @@ def overlap_static(
     from matplotlib.colors import to_hex
 
     alt = book_altair()
-    view = _OverlapView(dpi=72)
     labels = {shape: label for label, shape in TILES}
     controls = [
         control("chip_name", CHIPS, label="chip", initial=_chip_value(chip_name)),
@@ -250,6 +249,7 @@ def overlap_static(
         control("block_k", BLOCKS_K, label="BLOCK_K", initial=block_k),
         control("reuse", REUSES, label="HBM reuse", initial=reuse),
     ]
+    view = _OverlapView(dpi=72)
     explorer = StaticExplorer(
         controls,
         alt=(

@@ -255,7 +255,6 @@ def collective_static(
         )
     found = collectives.links()
     alphas = _static_alphas_us()
-    view = _CollectiveView(dpi=72)
 
     @cache
     def snapshot(
@@ -305,6 +304,7 @@ def collective_static(
             format=lambda a: format_seconds(a * 1e-6),
         ),
     ]
+    view = _CollectiveView(dpi=72)
     explorer = StaticExplorer(
         controls,
         alt=(

@@ -201,7 +201,6 @@ def decode_static(
     from ..vega import StaticExplorer
 
     alt = book_altair()
-    view = _DecodeView(dpi=72)
 
     @cache
     def state(batch: int, context_len: int, kv_heads: int, chip_name: str) -> dict[str, Any]:
@@ -249,6 +248,7 @@ def decode_static(
         ),
         control("chip_name", CHIPS, label="chip", initial=_chip_value(chip_name)),
     ]  # fmt: skip
+    view = _DecodeView(dpi=72)
     explorer = StaticExplorer(
         controls,
         alt=(

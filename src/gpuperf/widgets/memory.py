@@ -316,7 +316,6 @@ def transfer_static(
         raise ValueError(
             f"preset={preset!r} must be a link index 0…{len(links) - 1} or {OWN_LINK!r}"
         )
-    view = _TransferView(dpi=72)
     controls = [
         control(
             "preset",
@@ -343,6 +342,7 @@ def transfer_static(
             format=_short,
         ),
     ]
+    view = _TransferView(dpi=72)
     explorer = StaticExplorer(
         controls,
         alt=(

@@ -230,7 +230,6 @@ def parallelism_static(
             latency_ns = parallelism.dram_latency(name).value * 1e9
         except (KeyError, ValueError):  # no measurement for this generation
             latency_ns = parallelism.dram_latency("H100-SXM").value * 1e9
-    view = _ParallelismView()
 
     @cache
     def snapshot(
@@ -269,6 +268,7 @@ def parallelism_static(
             label="loads in flight (ILP)", initial=loads_in_flight,
         ),
     ]  # fmt: skip
+    view = _ParallelismView()
     explorer = StaticExplorer(
         controls,
         alt=(

@@ -262,7 +262,6 @@ def wave_static(
 
     alt = book_altair()
     labels = {shape: label for label, shape in TILE_SHAPES}
-    view = _WaveView(dpi=72)
     controls = [
         control("size", WAVE_SIZES, label="N", initial=size, format=lambda n: f"{n:,}"),
         control(
@@ -274,6 +273,7 @@ def wave_static(
         ),
         control("chip_name", CHIPS, label="chip", initial=chip_name),
     ]
+    view = _WaveView(dpi=72)
     explorer = StaticExplorer(
         controls,
         alt=(
@@ -491,7 +491,6 @@ def attention_static(
     )
 
     alt = book_altair()
-    view = _AttentionView()
     sram_labels = {0: "chip max/block", **{k: f"{k} KiB" for k in SRAM_CHOICES_KIB}}
     controls = [
         control("seq_len", SEQ_LENS, label="N", initial=seq_len, format=lambda n: f"{n:,}"),
@@ -502,6 +501,7 @@ def attention_static(
         ),
         control("precision", ATTENTION_PRECISIONS, label="precision", initial=precision),
     ]
+    view = _AttentionView()
 
     kinds = ("standard", "FlashAttention-2", "FA-2, K/V re-reads hit L2")
 

@@ -189,13 +189,13 @@ def tiling_static(
     from matplotlib.colors import to_hex
 
     alt = book_altair()
-    view = _TilingView(dpi=72)
     controls = [
         control("block_m", tile_reports.BLOCKS_MN, label="BLOCK_M", initial=block_m),
         control("block_n", tile_reports.BLOCKS_MN, label="BLOCK_N", initial=block_n),
         control("block_k", tile_reports.BLOCKS_K, label="BLOCK_K", initial=block_k),
         control("chip_name", CHIPS, label="chip", initial=_chip_value(chip_name)),
     ]
+    view = _TilingView(dpi=72)
     explorer = StaticExplorer(
         controls,
         alt=(

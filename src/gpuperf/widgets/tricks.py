@@ -257,7 +257,6 @@ def coalescing_static(
     from matplotlib.colors import to_hex
 
     alt = book_altair()
-    view = _CoalescingView(dpi=72)
     controls = [
         control("stride", STRIDES, label="stride", initial=stride),
         control("offset", STATIC_OFFSETS, label="offset", initial=offset),
@@ -269,6 +268,7 @@ def coalescing_static(
             format=lambda b: f"{b} B",
         ),
     ]
+    view = _CoalescingView(dpi=72)
 
     @cache
     def snapshot(stride: int, offset: int, element_bytes: int) -> dict[str, Any]:
