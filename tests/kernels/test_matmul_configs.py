@@ -138,7 +138,7 @@ def test_default_config_respects_a_smaller_shared_memory():
     assert c.shared_memory_bytes(2) <= 99 * 1024
     with pytest.raises(ValueError, match=r"no default matmul configuration for sm_75 fits shared_memory_bytes=1024"):
         default_config(64, 64, torch.float16, arch="sm_75", shared_memory_bytes=1024)
-    with pytest.raises(ValueError, match=r"arch='sm_70' must be one of"):
+    with pytest.raises(ValueError, match=r"arch='sm_70' is not one of"):
         default_config(64, 64, arch="sm_70")
 
 
