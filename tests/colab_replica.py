@@ -290,7 +290,10 @@ def _clean_env() -> dict[str, str]:
     """The test's environment minus what would leak into the replica (PYTHONPATH, pip and
     Triton settings, gpuperf switches, the test's virtual environment and Jupyter paths)."""
     leaks = ("PYTHON", "PIP_", "TRITON_", "GPUPERF_", "VIRTUAL_ENV", "JUPYTER", "IPYTHON", "MPL")
-    return {k: v for k, v in os.environ.items() if not k.startswith(leaks)}
+    # The compile log only records what the replica compiles (.ci/store-compiles keeps the
+    # records of Colab's Triton from it); it changes nothing the replica does.
+    kept = ("GPUPERF_COMPILE_LOG",)
+    return {k: v for k, v in os.environ.items() if k in kept or not k.startswith(leaks)}
 
 
 def _pip_install(python: str, wheels: Path, args: list[str]) -> None:

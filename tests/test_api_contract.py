@@ -1,607 +1,1422 @@
-"""The public API's contract, fuzzed with hypothesis (issue 15).
+"""The public API's contract (issues 15 and 25), checked over every public name of every module.
 
-Every public calculator and result class — found by introspection, so a function is covered
-the day it is added — is called with arguments drawn from sensible values and from nonsense
-(``True`` as a size, ``"no"`` as a flag, ``nan``, ``10**400``, ``""`` as a precision, ...).
-Each call must end in one of two ways, within a bounded time:
+**What is swept.** Every module of the package whose dotted path has no part starting with ``_``
+is imported, and every callable it defines whose name has no leading ``_`` — function, class,
+cached function — is called, whether or not ``__all__`` lists it (a second test checks that
+``__all__`` does list it). The object a good call returns is swept too: every public method of
+its class (and of the first item of a returned tuple), once per class. Nothing is sampled: the
+sweep is a deterministic table, so a failure reproduces exactly and the run time is bounded.
 
-* a **clear error**: ``ValueError``, ``TypeError`` or ``KeyError`` raised by gpuperf's own code
-  (not from inside numpy), whose message names the argument or shows its value; or
-* a **correct answer**: every number in the result (fields, properties, arrays) finite and
-  non-negative, every property of a result object computable.
+**How.** Each callable gets one *good* call: the arguments its docstring promises work
+(:data:`GOOD_ARGS` by parameter name, :data:`GOOD_CALLS` per callable, a real instance's fields
+for a result class). It must return a sane result. Then each parameter in turn is replaced by
+the bad values of its *kind* — the kind comes from the annotation (``int``, ``float``, ``bool``,
+``str``, a sequence, a mapping, a tensor, a figure size, a matplotlib axes, a callable …) or, for
+a few well-known names, from the name. Each kind has two lists:
 
-Widget constructors and :meth:`Explorer.step` must name the control and its options. A few
-properties check answers against an independent computation (vector vs scalar curves, the
-closed-form divergence count vs the per-thread one, the checkpoint search vs brute force).
+* **refused**: wrong by type or by value — ``True`` for a number, ``"4"``, ``1j``, ``nan``,
+  ``inf``, ``None`` where ``None`` is not allowed, a ragged or empty list, a tensor of the wrong
+  dtype, shape or device. The call must raise; answering is a SILENT failure.
+* **edge**: values that may be valid for some parameters — ``0``, ``-1``, ``10**400``, ``2**64``,
+  an integral float. The call must raise or return a sane result.
 
-Deterministic in CI: ``derandomize=True`` and no example database; each call runs under a
-``SIGALRM`` time limit, so a hang fails the test instead of stalling CI.
+A raised error must be ``ValueError``, ``TypeError`` or ``KeyError`` (or an exception class
+gpuperf defines, such as ``NoGPUError``), raised by gpuperf's own code — the innermost frame in
+the package, not in numpy, matplotlib or torch — with a message naming the argument or showing
+its value (else UNCLEAR; another exception type is a CRASH). A sane result has every number
+finite and ≥ 0 (signed quantities are listed in :data:`SIGNED`), every property of a result
+object computable, every tensor finite. Each call runs under a time limit (:data:`CALL_LIMIT_S`),
+so a hang fails (SLOW) instead of stalling CI. Optimisation variants of one kernel
+(:data:`VARIANTS`) must also refuse and accept the same bad tensors.
+
+Callables that are slow by nature (compiling, profiling, building the book) get only the
+refused values, which must fail before any work starts (:data:`REFUSED_ONLY`). Callables owned
+by another engineer and known to fail are listed in :data:`KNOWN_FAILURES` with the reason; that
+list is strict — an entry that no longer fails is reported, so it is removed when fixed.
+
+**It can fail**: :func:`test_the_sweep_catches_planted_bugs` runs the same machinery over a module
+of planted bugs (a crash, a silent answer, an error from inside numpy, a hang, a NaN result, a
+mutable default taken for a good value) and checks that each is reported.
+
+The calculators' answers are further checked against independent computations with hypothesis
+at the end of this file.
 """
 
 from __future__ import annotations
 
 import contextlib
 import dataclasses
+import importlib
 import inspect
 import math
 import numbers
+import pkgutil
 import re
 import signal
+import sys
 import time
 import traceback
-from collections.abc import Mapping
+import types
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
 
 import gpuperf
-from gpuperf import (
-    asynchrony,
-    attention,
-    collectives,
-    cost,
-    divergence,
-    hardware,
-    inference,
-    memory,
-    microscaling,
-    nccl,
-    numerics,
-    parallelism,
-    profiling,
-    recompute,
-    roofline,
-    scrub,
-    serving,
-    summation,
-    tiling,
-    units,
-    warpspec,
-)
-from gpuperf._validate import MAX_COUNT
 
 pytestmark = pytest.mark.slow  # fuzzes every public callable: a minute of CPU
 
-MODULES = (hardware, units, cost, roofline, tiling, memory, attention, recompute, divergence,
-           profiling, scrub, parallelism, collectives, inference, asynchrony,
-           numerics, nccl, serving, warpspec, microscaling, summation)  # fmt: skip
 PACKAGE_DIR = Path(gpuperf.__file__).resolve().parent
-
-#: Public callables left to their own tests, with the reason.
-NOT_FUZZED = {
-    "gpuperf.asynchrony.regenerate": "compiles every kernel for minutes: test_asynchrony.py",
-    "gpuperf.warpspec.regenerate": "compiles every case for a minute: test_warpspec.py",
-    "gpuperf.warpspec.compile_facts": "runs the compiler in a subprocess: test_warpspec.py",
-    "gpuperf.profiling.profile": "runs the torch profiler (seconds a call): test_profiling.py",
-    "gpuperf.recompute.saved_tensor_bytes": "runs autograd on a callable: test_recompute.py",
-    "gpuperf.recompute.transformer_layer": "builds a torch module: test_recompute.py",
-    "gpuperf.scrub.Scrubber": "renders matplotlib frames: test_scrub.py",
-    "gpuperf.scrub.scrubber": "renders matplotlib frames: test_scrub.py",
-}
-
-#: Seconds one call may take before it counts as a hang.
+#: CPU seconds one call may take before it counts as a hang (figure builders take < 2 s).
 CALL_LIMIT_S = 5.0
-EXAMPLES = 80
-
-FUZZ = settings(
-    max_examples=EXAMPLES,
-    derandomize=True,
-    database=None,
-    deadline=None,
-    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
-)
+#: The clock may run this many times longer (a loaded machine) before a wait counts as a hang.
+WALL_FACTOR = 12
+NAN, INF = math.nan, math.inf
 
 
-def public_callables(module: Any) -> list[tuple[str, Any]]:
-    """Functions and classes a module defines whose names do not start with ``_``."""
+# --- what is public ------------------------------------------------------------------------------
+
+
+def public_module_names() -> list[str]:
+    """Every module of the package whose dotted path has no part starting with ``_``."""
+    names = ["gpuperf"]
+    for found in pkgutil.walk_packages(gpuperf.__path__, "gpuperf."):
+        if not any(part.startswith("_") for part in found.name.split(".")):
+            names.append(found.name)
+    return sorted(names)
+
+
+def public_callables(module: types.ModuleType) -> list[tuple[str, Any]]:
+    """Callables ``module`` defines (not imports) whose names have no leading ``_``."""
     found = []
     for name, obj in vars(module).items():
-        if name.startswith("_") or not (inspect.isfunction(obj) or inspect.isclass(obj)):
+        if name.startswith("_") or inspect.ismodule(obj) or not callable(obj):
             continue
         if getattr(obj, "__module__", None) == module.__name__:
             found.append((name, obj))
-    return sorted(found)
+    return sorted(found, key=lambda item: item[0])
 
 
-FUZZED = [
-    pytest.param(obj, id=f"{module.__name__.split('.')[-1]}.{name}")
-    for module in MODULES
-    for name, obj in public_callables(module)
-    if f"{module.__name__}.{name}" not in NOT_FUZZED
-]
+def public_methods(cls: type) -> list[tuple[str, Any]]:
+    """Public methods a gpuperf class defines or inherits from another gpuperf class."""
+    found: dict[str, Any] = {}
+    for base in reversed(cls.__mro__):
+        if not base.__module__.startswith("gpuperf"):
+            continue
+        for name, member in vars(base).items():
+            if name.startswith("_"):
+                continue
+            if isinstance(member, staticmethod | classmethod) or inspect.isfunction(member):
+                found[name] = member
+    return sorted(found.items())
 
 
-# --- the contract ---------------------------------------------------------------------------
+# --- kinds of parameter and their bad values -----------------------------------------------------
 
 
-class CallTimeoutError(AssertionError):
-    """A call ran past :data:`CALL_LIMIT_S` (an AssertionError, so hypothesis shrinks it)."""
+class Unprintable:
+    """An object of no expected type whose ``repr`` is distinctive (it must appear in errors)."""
+
+    def __repr__(self) -> str:
+        return "<Unprintable object>"
+
+
+ODD = Unprintable()
+
+
+@dataclasses.dataclass(frozen=True)
+class Kind:
+    """A kind of parameter: values it must refuse, and edge values it may accept (sanely)."""
+
+    name: str
+    refused: tuple[Any, ...]
+    edge: tuple[Any, ...] = ()
+
+
+INT = Kind(
+    "int",
+    refused=(True, "4", 2.5, NAN, INF, 1j, [4], ODD),
+    edge=(0, -1, 10**400, 2**64, 4096.0, np.int64(7)),
+)
+FLOAT = Kind(
+    "float",
+    refused=(True, "1.5", NAN, INF, -INF, 1j, [1.0], ODD),
+    edge=(0, -1.0, 10**400, 1e308, 1e-320),
+)
+FLAG = Kind("bool", refused=("no", 1, 0, 1.0, [True], ODD))
+TEXT = Kind("str", refused=(1, True, b"x", ["x"], ODD), edge=("", " ", "x"))
+CHIP = Kind("chip", refused=(3, True, ["H100-SXM"], ODD), edge=("", "T5", "tpu"))
+PRECISION = Kind("precision", refused=(16, True, ["fp16"], ODD), edge=("", "fp12", "FP16"))
+SEQUENCE = Kind(
+    "sequence",
+    refused=(1, True, 2.5, "ab", ODD),
+    edge=([], (), [True, False], [1, [2]], [NAN], [-1], [10**400], ["x"], [1j]),
+)
+MAPPING = Kind("mapping", refused=(1, "x", [1], ODD), edge=({}, {"a": NAN}, {"a": -1}, {1: 2}))
+FIGSIZE = Kind(
+    "figure size",
+    refused=("abc", [True, False], (1,), (NAN, 2), (-1, 2), (0, 3), (1e9, 1e9), (1, 2, 3), ODD),
+    edge=((2, 2.5),),
+)
+RANGE = Kind(
+    "range",
+    refused=("abc", [True, False], (1,), (NAN, 2), (2, 1), (3, 3), (1, 2, 3), ODD),
+    edge=((0, 10), (-1, 10), (1e-300, 1e300)),
+)
+AXES = Kind("axes", refused=(1, "ax", ODD))
+FUNCTION = Kind("callable", refused=(1, "f", ODD))
+PATH = Kind("path", refused=(1, True, ODD), edge=("", "/nonexistent/gpuperf"))
+DTYPE = Kind("dtype", refused=("float16", 16, ODD))
+OBJECT = Kind("gpuperf object", refused=(0, 1, "x", {}, ODD))
+TENSOR = Kind("tensor", refused=(np.ones(4), 1.5, "x", [1.0], ODD))
+ARRAY = Kind(
+    "number or array",
+    refused=(True, "1.5", NAN, INF, 1j, [1j], [True, False], [1, [2]], [NAN], "ab", ODD),
+    edge=(0, -1.0, [], [-1.0], 10**400, [1.0, 2.0], np.ones((2, 2))),
+)
+ANYTHING = Kind("any", refused=(), edge=(None, True, "x", NAN, -1, [], {}, 10**400))
+
+#: Parameters whose name says what they are, whatever the annotation.
+KIND_BY_NAME = {
+    "chip": CHIP,
+    "chip_name": CHIP,
+    "the_chip": CHIP,
+    "figsize": FIGSIZE,
+    "ax": AXES,
+}
+_CLASS_NAME = re.compile(r"^[A-Z][A-Za-z0-9]+$")
+
+
+def kind_of(name: str, annotation: Any) -> tuple[Kind, bool]:
+    """(the parameter's kind, whether ``None`` is allowed), from its name and annotation."""
+    text = str(annotation).replace("ForwardRef(", "").strip("')\"")
+    optional = "None" in text.split("|") or "None" in [t.strip() for t in text.split("|")]
+    core = " | ".join(t.strip() for t in text.split("|") if t.strip() != "None")
+    if name in KIND_BY_NAME:
+        return KIND_BY_NAME[name], optional
+    if name.endswith("precision") and core.startswith("str"):
+        return PRECISION, optional
+    if name.endswith("_range"):
+        return RANGE, optional
+    if core in ("Any", "object", ""):
+        return ANYTHING, optional
+    if "torch.Tensor" in core:
+        return TENSOR, optional
+    if "np.ndarray" in core:
+        return ARRAY, optional
+    if "torch.dtype" in core:
+        return DTYPE, optional
+    if "Callable" in core:
+        return FUNCTION, optional
+    if core.startswith(("Sequence", "tuple[", "list[", "Iterable")):
+        return SEQUENCE, optional
+    if core.startswith(("Mapping", "dict")):
+        return MAPPING, optional
+    if "Path" in core:
+        return PATH, optional
+    if core == "bool":
+        return FLAG, optional
+    if core == "int":
+        return INT, optional
+    if core.startswith("float"):
+        return FLOAT, optional
+    if core == "str" or core.startswith("str |"):
+        return TEXT, optional
+    if _CLASS_NAME.match(core):
+        return OBJECT, optional
+    return ANYTHING, optional
+
+
+def tensor_edges(good: Any) -> list[tuple[str, Any]]:
+    """Tensors like ``good`` that are wrong in one way: dtype, device, shape, layout."""
+    import torch
+
+    edges = [
+        ("int32", good.to(torch.int32)),
+        ("bool", good > 0),
+        ("complex64", good.to(torch.complex64)),
+        ("float64", good.to(torch.float64)),
+        ("meta", torch.empty(good.shape, dtype=good.dtype, device="meta")),
+        ("0-d", good.reshape(-1)[0].clone()),
+        ("extra dim", good.unsqueeze(0).contiguous()),
+        ("empty", good.reshape(-1)[:0].reshape(0, *good.shape[1:])),
+    ]
+    if good.ndim >= 1:  # same shape, every other element of a wider tensor: not contiguous
+        wide = torch.repeat_interleave(good, 2, dim=-1)
+        edges.append(("strided", wide[..., ::2]))
+    return edges
+
+
+# --- the contract --------------------------------------------------------------------------------
+
+
+class CallTimeoutError(Exception):
+    """A call ran past :data:`CALL_LIMIT_S`."""
 
 
 @contextlib.contextmanager
-def time_limit(seconds: float):
+def time_limit(seconds: float) -> Iterator[None]:
+    """Stop a call after ``seconds`` of CPU time (a loop that never ends), or after
+    :data:`WALL_FACTOR` times that on the clock (a wait that never ends). CPU time, not the
+    clock, is the measure, so a busy machine does not turn a slow call into a "hang"."""
     if not hasattr(signal, "setitimer"):  # no SIGALRM (Windows): measure instead
-        start = time.perf_counter()
+        start = time.process_time()
         yield
-        if time.perf_counter() - start > seconds:
-            raise CallTimeoutError(f"call took more than {seconds} s")
+        if time.process_time() - start > seconds:
+            raise CallTimeoutError(f"took more than {seconds} s of CPU")
         return
 
-    def on_alarm(signum: int, frame: Any) -> None:
-        raise CallTimeoutError(f"call took more than {seconds} s (a hang?)")
+    def on_cpu(signum: int, frame: Any) -> None:
+        raise CallTimeoutError(f"took more than {seconds} s of CPU (a hang?)")
 
-    previous = signal.signal(signal.SIGALRM, on_alarm)
-    signal.setitimer(signal.ITIMER_REAL, seconds)
+    def on_clock(signum: int, frame: Any) -> None:
+        raise CallTimeoutError(f"waited more than {WALL_FACTOR * seconds} s (a hang?)")
+
+    previous = signal.signal(signal.SIGPROF, on_cpu), signal.signal(signal.SIGALRM, on_clock)
+    signal.setitimer(signal.ITIMER_PROF, seconds)
+    signal.setitimer(signal.ITIMER_REAL, WALL_FACTOR * seconds)
     try:
         yield
     finally:
+        signal.setitimer(signal.ITIMER_PROF, 0)
         signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, previous)
+        signal.signal(signal.SIGPROF, previous[0])
+        signal.signal(signal.SIGALRM, previous[1])
+
+
+def _gpuperf_exception(error: BaseException) -> bool:
+    """An exception class gpuperf defines (``NoGPUError``, a grading check's failure)."""
+    return type(error).__module__.startswith("gpuperf")
 
 
 def _snippets(value: Any) -> list[str]:
     """Ways a message may show a value: its repr, str, or their first 20 characters."""
-    if isinstance(value, hardware.Chip):
+    if isinstance(value, gpuperf.hardware.Chip):
         return [value.name]
     texts = []
     for text in (repr(value), str(value)):
         if text:
             texts += [text, text[:20]]
-    return texts
+    return [t for t in texts if len(t) >= 2]
 
 
-def assert_clear_error(
-    error: BaseException, kwargs: Mapping[str, Any], parameters: tuple[str, ...] = ()
-) -> None:
-    """Raised by gpuperf (innermost frame in the package) and naming an argument or value.
-
-    ``parameters`` are the function's other parameter names: a message may name one left at
-    its default (``precision='bf16': T4 has no bf16 support``).
-    """
+def unclear(error: BaseException, shown: Mapping[str, Any], parameters: tuple[str, ...]) -> str:
+    """Why ``error`` is not a clear error for these arguments ('' if it is one)."""
     frames = traceback.extract_tb(error.__traceback__)
-    assert frames, f"{type(error).__name__} raised outside any frame: {error!r}"
+    if not frames:
+        return "raised outside any frame"
     origin = Path(frames[-1].filename).resolve()
-    assert PACKAGE_DIR in origin.parents, (
-        f"{type(error).__name__}({error}) came from {origin}, not from gpuperf's checks"
-    )
+    if PACKAGE_DIR not in origin.parents:
+        return f"raised from {origin.name}:{frames[-1].lineno}, not by gpuperf's checks"
     message = str(error.args[0]) if isinstance(error, KeyError) and error.args else str(error)
-    assert message.strip(), f"{type(error).__name__} with an empty message"
-    spellings = {
-        form for name in (*kwargs, *parameters) for form in (name, name.replace("_", " "))
-    }
+    if not message.strip():
+        return "empty message"
+    spellings = {form for name in (*shown, *parameters) for form in (name, name.replace("_", " "))}
     named = any(re.search(rf"(?<![\w.]){re.escape(form)}(?!\w)", message) for form in spellings)
-    shown = any(
-        snippet in message
-        for value in kwargs.values()
-        if not isinstance(value, bool | type(None))
-        for snippet in _snippets(value)
-        if len(snippet) >= 2
-    )
-    assert named or shown, f"message names no argument {sorted(kwargs)}: {message!r}"
+    values = (v for v in shown.values() if not isinstance(v, bool | type(None)))
+    if named or any(snippet in message for v in values for snippet in _snippets(v)):
+        return ""
+    return "the message names no argument and shows no value"
 
 
-#: Results whose numbers may legitimately be negative (scores, values of v) or -inf (a mask).
-SIGNED = {"naive_attention", "OnlineSoftmaxStep", "online_softmax_steps"}
-#: Functions documented to return ``math.inf`` as an answer ("never compute-bound").
-INFINITE_OK = {"critical_batch_size"}
-#: Rounded values keep their sign and overflow to ±inf as the cast does (fp16: 70000 → inf).
-SIGNED |= {"round_to", "quantize"}
+#: Results whose numbers may be negative (scores, values of v, rounded values) or −inf (a mask).
+SIGNED = {"naive_attention", "OnlineSoftmaxStep", "online_softmax_steps", "round_to", "quantize"}
 #: Values stored in a scaled format, and sums of signed terms, keep their sign.
 SIGNED |= {"quantize_mx", "quantize_nvfp4", "block_quantize", "round_to_format", "running_sum",
            "blocked_sum", "pairwise_sum"}  # fmt: skip
-#: A worst-case bound past e^700 is documented as inf (no bound), like γ_n.
-INFINITE_OK |= {"error_bound"}
-#: γ_n = n·u / (1 − n·u) is documented as ``inf`` once n·u ≥ 1: no bound exists there.
-INFINITE_OK |= {"summation_bound"}
-#: Result fields documented to hold ``math.inf`` entries (the same γ_n, one per length); the
-#: other entries are still checked.
+#: Documented to return ``math.inf`` as an answer ("never compute-bound", γ_n past n·u ≥ 1, a
+#: worst-case bound past e^700).
+INFINITE_OK = {"critical_batch_size", "summation_bound", "error_bound"}
+#: Return their argument unchanged (``x = glue("x", compute())``): the result is the caller's.
+PASSTHROUGH = {"notebook.glue", "SavedTensors.output", "Control.values"}
+#: Result fields documented to hold ``math.inf`` entries (the same γ_n, one per length).
 INFINITE_FIELDS = {"DotErrors.bound", "SummationErrors.bound"}
-#: Fields and properties that are signed by definition (an unbiased exponent: 1 − bias < 0).
+#: Fields that are signed by definition (an unbiased exponent: 1 − bias < 0).
 SIGNED_FIELDS = {"FloatFormat.min_exponent", "ElementFormat.emax"}
 
 
-def _finite_part(value: Any) -> Any:
-    """``value`` without its ``math.inf`` entries (for :data:`INFINITE_FIELDS`)."""
-    if isinstance(value, tuple):
-        return tuple(v for v in value if not (isinstance(v, float) and v == math.inf))
-    return value
-
-
-def assert_sane(value: Any, where: str, signed: bool = False, depth: int = 0) -> None:
-    """Every number finite and ≥ 0 (or just not NaN when ``signed``); properties evaluate."""
-    assert depth < 6, f"{where}: result nested too deeply"
-    if value is None or isinstance(value, bool | np.bool_ | str | bytes):
-        return
+def insane(value: Any, where: str, signed: bool = False, depth: int = 0) -> str:
+    """Why ``value`` is not a sane result ('' if it is): numbers finite and ≥ 0 unless
+    ``signed``, tensors finite and holding values, every property computable."""
+    if depth > 5 or value is None or isinstance(value, bool | np.bool_ | str | bytes):
+        return ""
     if isinstance(value, numbers.Real):
-        number = float(value)
-        if signed:
-            assert not math.isnan(number), f"{where} is NaN"
-        else:
-            assert math.isfinite(number) and number >= 0, f"{where}={value!r}"
-        return
+        try:
+            number = float(value)
+        except OverflowError:  # an int beyond float range is no answer either
+            return f"{where} = {_short(value)} is beyond float range"
+        if math.isnan(number) or (not signed and (math.isinf(number) or number < 0)):
+            return f"{where} = {value!r}"
+        return ""
+    if isinstance(value, numbers.Complex):
+        return f"{where} = {value!r} is complex"
     if isinstance(value, np.ndarray):
         if value.dtype == object:
-            for i, item in enumerate(value.ravel()[:64]):
-                assert_sane(item, f"{where}[{i}]", signed, depth + 1)
-        elif np.issubdtype(value.dtype, np.number):
+            return next((w for i, v in enumerate(value.ravel()[:64])
+                         if (w := insane(v, f"{where}[{i}]", signed, depth + 1))), "")  # fmt: skip
+        if np.issubdtype(value.dtype, np.complexfloating):
+            return f"{where} is complex"
+        if np.issubdtype(value.dtype, np.number):
             as_float = value.astype(float)
-            assert not np.any(np.isnan(as_float)), f"{where} holds NaN"
-            if not signed:
-                assert np.all(np.isfinite(as_float)) and np.all(as_float >= 0), f"{where}={value}"
-        return
+            if np.isnan(as_float).any():
+                return f"{where} holds NaN"
+            if not signed and (not np.isfinite(as_float).all() or (as_float < 0).any()):
+                return f"{where} holds a negative or infinite value"
+        return ""
+    if type(value).__module__.startswith("torch") and hasattr(value, "is_floating_point"):
+        if value.device.type == "meta":
+            return f"{where} is a meta tensor: it holds no values"
+        if value.is_complex():
+            return f"{where} is a complex tensor"
+        if value.is_floating_point() and not bool(value.isfinite().all()):
+            return f"{where} holds NaN or inf"
+        return ""
     if isinstance(value, Mapping):
-        for key, item in value.items():
-            assert_sane(item, f"{where}[{key!r}]", signed, depth + 1)
-        return
+        return next((w for k, v in value.items()
+                     if (w := insane(v, f"{where}[{k!r}]", signed, depth + 1))), "")  # fmt: skip
     if isinstance(value, tuple | list):
-        for i, item in enumerate(value[:64]):
-            assert_sane(item, f"{where}[{i}]", signed, depth + 1)
-        return
+        return next((w for i, v in enumerate(value[:64])
+                     if (w := insane(v, f"{where}[{i}]", signed, depth + 1))), "")  # fmt: skip
+    if not type(value).__module__.startswith("gpuperf"):
+        return ""
+    kind = type(value).__name__
+    signed = signed or kind in SIGNED
     if dataclasses.is_dataclass(value):
-        signed = signed or type(value).__name__ in SIGNED
-        for f in dataclasses.fields(value):
-            item = getattr(value, f.name)
-            key = f"{type(value).__name__}.{f.name}"
-            if key in INFINITE_FIELDS:
-                item = _finite_part(item)
-            assert_sane(item, f"{where}.{f.name}", signed or key in SIGNED_FIELDS, depth + 1)
-        for name, member in inspect.getmembers(type(value)):
-            if isinstance(member, property):
-                key = f"{type(value).__name__}.{name}"
+        for field in dataclasses.fields(value):
+            item = getattr(value, field.name)
+            key = f"{kind}.{field.name}"
+            if key in PASSTHROUGH:
+                continue
+            if key in INFINITE_FIELDS and isinstance(item, tuple):
+                item = tuple(v for v in item if v != math.inf)
+            if why := insane(item, f"{where}.{field.name}", signed or key in SIGNED_FIELDS,
+                             depth + 1):  # fmt: skip
+                return why
+    for name, member in inspect.getmembers(type(value)):
+        if isinstance(member, property) and not name.startswith("_"):
+            try:
                 item = getattr(value, name)
-                assert_sane(item, f"{where}.{name}", signed or key in SIGNED_FIELDS, depth + 1)
+            except Exception as error:  # a property must always be computable
+                return f"{where}.{name} raised {type(error).__name__}: {error}"
+            key = f"{kind}.{name}"
+            if why := insane(item, f"{where}.{name}", signed or key in SIGNED_FIELDS, depth + 1):
+                return why
+    return ""
 
 
-def honour_contract(fn: Any, kwargs: dict[str, Any]) -> Any:
-    """Call ``fn(**kwargs)``: a clear error (returns None) or a sane result (returned)."""
-    name = getattr(fn, "__name__", repr(fn))
-    with time_limit(CALL_LIMIT_S):
-        try:
-            result = fn(**kwargs)
-        except (ValueError, TypeError, KeyError) as error:
-            assert_clear_error(error, kwargs, tuple(inspect.signature(fn).parameters))
-            return None
-        if not (name in INFINITE_OK and result == math.inf):
-            assert_sane(result, name, signed=name in SIGNED)
-    return result
+@dataclasses.dataclass
+class Outcome:
+    """What one call did: returned ``result``, or raised ``error``; ``problem`` if it broke the
+    contract (CRASH / UNCLEAR / SILENT / SLOW, with the reason)."""
+
+    result: Any = None
+    error: BaseException | None = None
+    problem: str = ""
 
 
-# --- strategies ------------------------------------------------------------------------------
+def call(
+    fn: Callable[..., Any],
+    kwargs: Mapping[str, Any],
+    *,
+    parameters: tuple[str, ...],
+    shown: Mapping[str, Any],
+    must_refuse: bool,
+    label: str,
+) -> Outcome:
+    """Call ``fn(**kwargs)`` and judge it: a clear error, or (unless ``must_refuse``) a sane
+    result. ``shown`` are the arguments a message may name or show; ``kwargs["*args"]``, if
+    present, is passed positionally (to a ``*args`` parameter)."""
+    try:
+        return _judge(fn, kwargs, parameters=parameters, shown=shown, must_refuse=must_refuse,
+                      label=label)  # fmt: skip
+    finally:
+        plt = sys.modules.get("matplotlib.pyplot")
+        if plt is not None:
+            plt.close("all")  # a figure a call drew is judged already; keep memory flat
 
-NAN, INF = math.nan, math.inf
-#: Values that are wrong for almost every argument.
-NONSENSE = st.sampled_from(
-    [None, True, False, "64", "", "no", -1, 0, -2.5, 3.5, NAN, INF, -INF, 10**400, MAX_COUNT + 1,
-     [4], (2, 3), {"a": 1}, np.array([1, 2]), b"x", 1e308]
+
+def _judge(
+    fn: Callable[..., Any],
+    kwargs: Mapping[str, Any],
+    *,
+    parameters: tuple[str, ...],
+    shown: Mapping[str, Any],
+    must_refuse: bool,
+    label: str,
+) -> Outcome:
+    kwargs = dict(kwargs)
+    args = kwargs.pop("*args", ())
+    if args:  # the parameters before *args must go by position too
+        args = (*(kwargs.pop(name) for name in parameters[: parameters.index("*")]), *args)
+    try:
+        with time_limit(CALL_LIMIT_S):
+            result = fn(*args, **kwargs)
+    except CallTimeoutError as error:
+        return Outcome(error=error, problem=f"SLOW: {error}")
+    except SystemExit as error:  # a command line's argparse: usage and status 2 are its answer
+        if label.endswith(".main") and error.code == 2:
+            return Outcome(error=error)
+        return Outcome(error=error, problem=f"CRASH: SystemExit({error.code}) outside a CLI")
+    except (ValueError, TypeError, KeyError, FileNotFoundError, ImportError) as error:
+        why = unclear(error, shown, parameters)
+        problem = f"UNCLEAR: {type(error).__name__}({error}): {why}" if why else ""
+        return Outcome(error=error, problem=problem)
+    except Exception as error:
+        if _gpuperf_exception(error) and not unclear(error, shown, parameters):
+            return Outcome(error=error)
+        where = traceback.extract_tb(error.__traceback__)[-1]
+        return Outcome(
+            error=error,
+            problem=f"CRASH: {type(error).__name__}({str(error)[:160]}) at "
+            f"{Path(where.filename).name}:{where.lineno}",
+        )
+    if must_refuse:
+        return Outcome(result=result, problem=f"SILENT: accepted, returned {_short(result)}")
+    name = label.rsplit(".", 1)[-1]
+    if label in PASSTHROUGH:
+        return Outcome(result=result)
+    why = insane(result, label, signed=name in SIGNED)
+    if why and not (name in INFINITE_OK and result == math.inf):
+        return Outcome(result=result, problem=f"SILENT: insane result: {why}")
+    return Outcome(result=result)
+
+
+def _short(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) < 80 else text[:77] + "..."
+
+
+# --- good arguments ------------------------------------------------------------------------------
+
+
+def _device() -> str:
+    from gpuperf.runtime import default_device
+
+    return default_device()
+
+
+def _randn(*shape: int, dtype: str = "float32") -> Any:
+    import torch
+
+    generator = torch.Generator().manual_seed(0)
+    values = torch.randn(*shape, generator=generator, dtype=getattr(torch, dtype))
+    return values.to(_device())
+
+
+def _figure() -> Any:
+    import matplotlib.pyplot as plt
+
+    return plt.figure(figsize=(2, 2))
+
+
+def _axes() -> Any:
+    return _figure().subplots()
+
+
+#: Values for parameters without a default, by name (a callable is called for a fresh value).
+GOOD_ARGS: dict[str, Any] = {
+    "chip_name": "H100-SXM", "chip": "H100-SXM", "the_chip": "H100-SXM", "name": "H100-SXM",
+    "precision": "fp16", "n": 64, "m": 48, "k": 32, "batch": 2, "heads": 4, "seq_len": 256,
+    "head_dim": 64, "sram_bytes": 65536, "sram_elements": 32768, "block_size": 4,
+    "block_m": 64, "block_n": 64, "block_k": 32, "rows": 8, "cols": 64, "n_params": 7e9,
+    "n_tokens": 1e12, "model_flops_per_s": 4e14, "tokens_per_s": 3000.0, "n_threads": 256,
+    "period": 3, "iters": 4, "paths": 2, "generation": 5, "device_name": "NVIDIA H100 80GB HBM3",
+    "n_heads": 32, "n_kv_heads": 8, "n_layers": 32, "tokens": 4096, "context_len": 4096,
+    "prompt_len": 512, "collective": "all-reduce", "ranks": 8, "bus_bandwidth": 4e11,
+    "algorithm_bandwidth": 2e11, "latency_s": 1e-6, "message_bytes": 1e6,
+    "link_bandwidth": 4.5e11, "step_latency_s": 1e-6, "communication_s": 2e-3,
+    "overlappable_compute_s": 1e-3, "gradient_bytes": 1e9, "bucket_bytes": 2.5e7,
+    "backward_s": 0.1, "bandwidth": 1e12, "n_bytes": 1e6, "sizes": [1024, 2048, 4096],
+    "times_s": [1.1e-6, 2e-6, 1.1e-5], "flops_per_s": 1e15, "bytes_per_s": 1e12, "seconds": 1e-3,
+    "intensity": 100.0, "op": lambda: gpuperf.cost.matmul(64, 64, 64), "d": 4096, "f": 16384,
+    "b": 128, "tiles": 132, "threads_per_block": 128, "registers_per_thread": 64,
+    "shared_memory_per_block_bytes": 32768, "sm_count": 132, "flop_per_clock_per_sm": 1024,
+    "clock_hz": 1.755e9, "warps_per_sm": 16, "n_elements": 1 << 20, "flops_per_element": 4.0,
+    "activation_bytes_per_layer": 1e8, "input_bytes_per_layer": 1e7,
+    "forward_flops_per_layer": 1e12, "micro_batch": 1, "hidden": 1024, "budget_bytes": 4e10,
+    "x": lambda: np.array([[0.5, -1.0, 2.0], [1.0, 0.0, -3.0]]), "values": [0.1, 1.5, 300.0],
+    "format": "fp16", "largest_value": 1e3, "key": "tma", "family": "tma", "count": 3,
+    "trials": 4, "input_format": "fp16", "opcode": "cp.async.bulk.tensor.2d",
+    "prefix": "fma", "l2_bandwidth": 1.2e13, "element_size": 2, "n_out": 64, "reference": 3e12,
+    "products": lambda: np.ones((2, 8)), "accumulator": "fp32", "lengths": [16, 64],
+    "row": [0.5, -1.2, 1.1, 0.3], "q": lambda: np.ones((3, 4)), "v": lambda: np.ones((3, 4)),
+    "ptx_instructions": [("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32", 4)],
+    "instruction": "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32", "kernel": "matmul",
+    "target": "sm_80", "peak_flops_per_s": 1e15, "bandwidth_bytes_per_s": 3e12,
+    "quantity": "HBM copy, read + write", "case": "vector_add fp32 2^26", "host_s": 1e-3,
+    "device_s": 2e-3, "path_of_thread": lambda: np.arange(64) % 2, "repository_url":
+    "https://github.com/gpuperf/gpuperf", "headers": ["a", "b"], "value": 1.0,
+    "torch_version": "2.13.0", "module": "math", "figure": _figure, "ax": _axes,
+    "stage": 1, "parameter_bytes": 1e9, "gpus_per_node": 8, "nodes": 4,
+    "intra_bandwidth": 4.5e11, "inter_bandwidth": 5e10, "d_model": 4096, "copies_per_token": 8,
+    "kv_lora_rank": 512, "rope_head_dim": 64, "bits": 4, "new_tokens": 4, "compute_s": 1e-3,
+    "protocol": "LL", "faster_small": "LL", "faster_large": "Simple", "channels": 16,
+    "acceptance": 0.7, "draft_tokens": 4, "gpu_s": 1e-3, "kernels": 100,
+    "cpu_s_per_kernel": 5e-6, "context_lens": [100, 2000], "max_len": 4096, "block_tokens": 16,
+    "bytes_per_token": 1e5, "output_lengths": [10, 200], "terms": lambda: np.full(64, 0.1),
+    "block": 32, "tensors": lambda: [np.linspace(-2, 2, 64) * s for s in (1, 3, 0.5)],
+    "ptx": ".reqntid 128\n{\n ret;\n}",
+}  # fmt: skip
+
+#: Kernel modules' tensors: small, on the course's device, shapes the launcher accepts.
+KERNEL_TENSORS: dict[str, Callable[[], Any]] = {
+    "x": lambda: _randn(300),
+    "y": lambda: _randn(300),
+    "a": lambda: _randn(40, 24),
+    "b": lambda: _randn(24, 40),
+    "q": lambda: _randn(1, 2, 32, 16),
+    "k": lambda: _randn(1, 2, 32, 16),
+    "v": lambda: _randn(1, 2, 32, 16),
+}
+#: Per module: parameters whose good value differs from :data:`GOOD_ARGS`.
+GOOD_BY_MODULE: dict[str, dict[str, Any]] = {
+    "gpuperf.kernels.softmax": {"x": lambda: _randn(6, 40)},
+    "gpuperf.kernels.transpose": {"x": lambda: _randn(24, 40)},
+    "gpuperf.kernels.decode_attention": {
+        "q": lambda: _randn(2, 4, 16),
+        "k_cache": lambda: _randn(2, 2, 40, 16),
+        "v_cache": lambda: _randn(2, 2, 40, 16),
+        "head_dim": 16,
+    },
+    "gpuperf.kernels.flash_attention_hopper": {"head_dim": 64},
+}
+#: Keyword arguments of one good call, per callable (for what the tables above cannot guess).
+GOOD_CALLS: dict[str, Callable[[], dict[str, Any]]] = {
+    "attention.naive_attention": lambda: {"q": np.ones((3, 4)), "k": np.ones((3, 4)),
+                                          "v": np.ones((3, 4))},
+    "bench.evaluate_targets": lambda: {"records": [{"case": "vector_add fp32 2^26", "us": 9.0,
+                                                    "frac_copy_bw": 0.97}]},
+    "bench.format_targets": lambda: {"results": gpuperf.bench.evaluate_targets([])},
+    "bench.format_table": lambda: {"measurements": []},
+    "bench.measure_seconds": lambda: {"fn": lambda: None},
+    "bench.relative_error": lambda: {"out": _randn(4), "ref": _randn(4) * 1.001},
+    "bench.Prepared": lambda: {"kernel": lambda: None},
+    "bench.document": lambda: {"records": [dict(_RECORD)], "provenance_": dict(_PROVENANCE)},
+    "bench.format_records": lambda: {"records": [dict(_RECORD)]},
+    "bench.format_case_list": lambda: {"selected": gpuperf.bench.cases()[:2]},
+    "bench.write_json": lambda: {"path": _tmp_dir() / "run.json", "doc": {"records": []}},
+    "bench.measure_case": lambda: {"case": gpuperf.bench.cases()[0], "copy_bandwidth": None,
+                                   "floor": gpuperf.bench.chip_floor(
+                                       gpuperf.cost.matmul(64, 64, 64), "H100-SXM", "fp16")},
+    "inference.verify_step": lambda: {"config": gpuperf.inference.ILLUSTRATIVE, "batch": 4,
+                                      "new_tokens": 4, "context_len": 4096,
+                                      "chip_name": "H100-SXM"},
+    "measurements.stream_read_sweep": lambda: {"chip": "H200"},
+    "parallelism.loaded_latency": lambda: {"chip_name": "H200"},
+    "microscaling.element_format": lambda: {"name": "e4m3"},
+    "microscaling.scaled_format": lambda: {"name": "mxfp8"},
+    "serving.speculative_decoding": lambda: {
+        "config": gpuperf.inference.ILLUSTRATIVE, "draft": gpuperf.serving.ILLUSTRATIVE_DRAFT,
+        "draft_tokens": 4, "acceptance": 0.7, "context_len": 4096, "chip_name": "H100-SXM"},
+    "warpspec.compiled": lambda: {"case": "matmul", "target": "sm_80"},
+    "warpspec.CompiledFacts.registers": lambda: {"action": "inc"},
+    "divergence.branch_cost": lambda: {"n": 1024, "iters": 4, "paths": 2.0},
+    "hardware.chip": lambda: {"name": "H100-SXM"},
+    "inference.decode_step": lambda: {"config": gpuperf.inference.ILLUSTRATIVE, "batch": 4,
+                                      "context_len": 4096, "chip_name": "H100-SXM"},
+    "inference.prefill_step": lambda: {"config": gpuperf.inference.ILLUSTRATIVE, "batch": 1,
+                                       "prompt_len": 512, "chip_name": "H100-SXM"},
+    "inference.max_batch": lambda: {"config": gpuperf.inference.ILLUSTRATIVE,
+                                    "context_len": 4096, "chip_name": "H100-SXM"},
+    "inspect.compile_kernel": lambda: {"kernel": "matmul", "target": "sm_80"},
+    "inspect.compile_many": lambda: {"requests": [{"kernel": "vector_add", "target": "sm_80"}]},
+    "inspect.table": lambda: {"reports": []},
+    "kernels.copy.copy_strided": lambda: {"x": _randn(300), "stride": 3},
+    "kernels.copy.copy_misaligned": lambda: {"x": _randn(300), "offset": 5},
+    "kernels.divergence.divergence_ref": lambda: {"x": _randn(300), "period": 32},
+    "kernels.flash_attention.default_configs": lambda: {"dtype": _torch().float16},
+    "kernels.matmul.default_config": lambda: {"m": 256, "n": 256},
+    "kernels.matmul.matmul_cost": lambda: {"m": 64, "n": 64, "k": 64},
+    "measurements.load_kernels": lambda: {
+        "source": {"schema": "gpuperf.bench/1", "provenance": _PROVENANCE,
+                   "records": [{"case": "vector_add fp32 2^26", "us": 9.0, "GBps": 2900.0}]}},
+    "measurements.course_kernel": lambda: {"case": "vector_add fp32 2^26"},
+    "measurements.find": lambda: {"quantity": "HBM copy, read + write"},
+    "memory.fit_transfer_model": lambda: {"n_bytes": [1e3, 1e5, 1e7],
+                                          "times_s": [1.1e-6, 2e-6, 1.1e-4]},
+    "notebook.show_source": lambda: {"obj": gpuperf.units.format_bytes},
+    "notebook.table": lambda: {"headers": ["a", "b"], "rows": [[1, 2]]},
+    "notebook.glue": lambda: {"name": "answer", "value": 42},
+    "notebook.needs_triton": lambda: {"sources": ["import numpy"]},
+    "notebook.repository_url_from_config": lambda: {"config_path": ROOT / "_config.yml"},
+    "notebook.toc_files": lambda: {"toc_path": ROOT / "_toc.yml"},
+    "numerics.float_format": lambda: {"name": "fp16"},
+    "numerics.dot_errors": lambda: {"lengths": [16, 64], "trials": 4},
+    "plots.roofline": lambda: {"chips": "H100-SXM"},
+    "plots.roofline_bandwidths": lambda: {"the_chip": "H100-SXM", "precision": "bf16",
+                                          "bandwidths": {"HBM": 3.35e12, "PCIe": 64e9}},
+    "plots.batch_roofline": lambda: {"the_chip": "H100-SXM", "widths": [4096, 8192]},
+    "plots.achieved_roofline": lambda: {"the_chip": "H100-SXM", "precision": "bf16",
+                                        "points": {"matmul": (300.0, 5e14)}},
+    "plots.coalescing_picture": lambda: {"results": [gpuperf.memory.coalescing(1),
+                                                     gpuperf.memory.coalescing(2)]},
+    "plots.sawtooth": lambda: {"chips": ["H100-SXM"], "block_m": 128, "block_n": 128,
+                               "sizes": np.arange(1024, 4097, 512)},
+    "plots.tile_picture": lambda: {"m": 300, "n": 200, "block_m": 64, "block_n": 64},
+    "plots.smem_gauges": lambda: {"budgets": [gpuperf.tiling.shared_memory_budget(
+        "H100-SXM", 128, 128, 64)]},
+    "plots.traffic_bars": lambda: {"costs": {"matmul": gpuperf.cost.matmul(64, 64, 64)}},
+    "plots.checkpoint_tradeoff": lambda: {"n_layers": 24, "activation_bytes_per_layer": 1e8,
+                                          "input_bytes_per_layer": 1e7},
+    "plots.memory_ladder": lambda: {"levels": gpuperf.memory.bandwidth_ladder("H100-SXM")},
+    "plots.link_bandwidths": lambda: {"rows": [
+        ("CPU → GPU", gpuperf.measurements.find("CPU → GPU copy"), 15.75e9)]},
+    "plots.effective_bandwidth_curves": lambda: {"links": {"PCIe": (14e9, 1.4e-6)}},
+    "profiling.profile": lambda: {"fn": lambda: _randn(8) * 2},
+    "recompute.recompute_or_store": lambda: {"n_elements": 1 << 20, "flops_per_element": 4.0,
+                                             "chip": "H100-SXM"},
+    "recompute.saved_tensor_bytes": lambda: {"fn": lambda t: (t * 2).sum(),
+                                             "*args": (_randn(8).requires_grad_(),)},
+    "recompute.transformer_layer": lambda: {"hidden": 64, "heads": 4},
+    "roofline.matmul_flops_vs_batch": lambda: {"batch": np.array([1, 64, 4096]), "d": 4096,
+                                               "f": 16384, "chip_name": "H100-SXM"},
+    "runtime.require": lambda: {"module": "math"},
+    "scrub.legible": lambda: {"figure": _figure()},
+    "scrub.control": lambda: {"name": "n", "values": [1, 2, 4]},
+    "scrub.Scrubber": lambda: {"render": lambda n: _figure(), "alt": "a line",
+                               "controls": [gpuperf.scrub.control("n", [1, 2])]},
+    "scrub.scrubber": lambda: {"render": lambda n: _figure(), "controls": {"n": [1, 2]},
+                               "alt": "a line"},
+    "profiling.Profile.row": lambda: {"name": "aten::mul"},
+    "tiling.occupancy": lambda: {"chip": "H100-SXM", "threads_per_block": 128,
+                                 "registers_per_thread": 64,
+                                 "shared_memory_per_block_bytes": 32768},
+    "tiling.waves": lambda: {"tiles": 300, "chip": "H100-SXM"},
+    "tolerances.tolerance": lambda: {"precision": "fp16"},
+    "vega.UnavailableFigure": lambda: {"name": "attention_static", "reason": "no Altair 5"},
+    "vega.book_figure": lambda: {"build": lambda: None},
+    "vega.write_bundle": lambda: {"static_dir": _tmp_dir()},
+    "vega.StaticExplorer": lambda: {"controls": [gpuperf.scrub.control("n", [1, 2])],
+                                    "alt": "a figure"},
+    # refused values only (REFUSED_ONLY): the other arguments are placeholders
+    "vega.StaticExplorer.chart": lambda: {"chart": None},
+    "bookext.setup": lambda: {"app": None},
+    "vega.StaticExplorer.table": lambda: {"name": "extra", "compute": lambda: {"y": 1.0}},
+    "widgets.live.LiveFigure": lambda: _live_figure(),
+    # the grading engineer's modules (issue 22): answers a student could give
+    "grading.check_true": lambda: {"condition": True, "message": "holds"},
+    "grading.check_close": lambda: {"name": "t", "value": 1.0, "expected": 1.0},
+    "grading.check_choice": lambda: {"name": "bound", "value": "memory", "expected": "memory",
+                                     "choices": ["memory", "compute"]},
+    "grading.check_mapping": lambda: {"name": "m", "value": {"a": 1.0}, "expected": {"a": 1.0}},
+    "grading.check_tensor": lambda: {"name": "out", "actual": _randn(8), "expected": _randn(8)},
+    "grading.check_attention": lambda: {"name": "o", "actual": _randn(2, 4, 8),
+                                        "expected": _randn(2, 4, 8)},
+    "grading.padded": lambda: {"tensor": _randn(8), "pad": 2},
+    "grading.check_padding": lambda: {"name": "out",
+                                      "tensor": gpuperf.grading.padded(_randn(8), 2)},
+    "grading.answer": lambda: {"env": {"x": 1.0}, "name": "x"},
+    "grading.answered": lambda: {"name": "x", "value": 1.0},
+    "grading.call": lambda: {"name": "f", "fn": abs, "*args": (-1.0,)},
+    "grading.run_hidden": lambda: {"question": "q1", "env": {}},
+    "grading.fetch_tests": lambda: {"lab": "lab1_rooflines", "questions": ["q1"],
+                                    "tests_dir": _tmp_dir()},
+    "grading.lab_grader": lambda: {"lab": "lab1_rooflines", "questions": ["q1"]},
+    "classroom.canary.origin": lambda: {"function": abs},
+    "classroom.canary.differences": lambda: {"expected": {"a": "1"}, "observed": {"a": "1"}},
+    "classroom.wire.encode": lambda: {"value": [1.0, "x"]},
+    "classroom.wire.decode": lambda: {"data": gpuperf.classroom.wire.encode([1.0, "x"])},
+    "classroom.wire.dumps": lambda: {"message": {"op": "get", "name": "x"}},
+    "classroom.wire.loads": lambda: {"line": b'{"op": "get", "name": "x"}\n'},
+    "classroom.wire.Handle": lambda: {"id": 1, "type_name": "float", "is_callable": False},
+    "classroom.grade.find_submissions": lambda: {"folder": _tmp_dir(), "lab": "lab1_rooflines"},
+    "classroom.grade.write_csv": lambda: {"path": _tmp_dir() / "grades.csv",
+                                          "questions": ["q1"], "rows": []},
+    "classroom.grade.Submission": lambda: {"student": "ada", "notebook": None},
+    "classroom.tester.load_tests": lambda: {"tests_dir": _tmp_dir()},
+    "classroom.tester.reference_namespace": lambda: {
+        "template": ROOT / "labs" / "lab1_rooflines" / "lab1_rooflines.ipynb"},
+    "classroom.tester.run_case": lambda: {"name": "q1", "code": ">>> 1 + 1\n2\n", "globs": {}},
+    "classroom.tester.Case": lambda: {"code": ">>> 1\n1\n", "hidden": False, "points": 1.0},
+    "widgets.live.Explorer": lambda: _explorer_parts(),
+    "widgets.live.Explorer.for_view": lambda: {
+        "view": types.SimpleNamespace(update=lambda n: f"n = {n}", **_live_figure()),
+        "controls": {"n": _explorer_parts()["controls"]["n"]},
+    },
+    "widgets.static.colab_url": lambda: {"notebook": "chapters/02_roofline.ipynb",
+                                         "start": ROOT},
+    "widgets.tile_reports.tile_report": lambda: {"target": "sm_80", "block_m": 64,
+                                                 "block_n": 64, "block_k": 32},
+    "widgets.tile_reports.TileReport.from_report": lambda: {"report": _compile_report()},
+    "widgets.tile_reports.ctas_per_sm": lambda: {"chip": "A100-80GB", "block_m": 64,
+                                                 "block_n": 64, "block_k": 32},
+}  # fmt: skip
+ROOT = PACKAGE_DIR.parents[1]
+_RECORD = {"case": "vector_add fp32 2^26", "us": 9.0, "GBps": 2900.0}
+_PROVENANCE = {"chip": "H100-SXM", "device": "NVIDIA H100 80GB HBM3", "driver": "570",
+               "cuda": "12.8", "torch": "2.13", "triton": "3.9.0", "numpy": "2.3",
+               "date": "2026-01-01", "commit": "abc1234"}  # fmt: skip
+
+
+def _torch() -> Any:
+    import torch
+
+    return torch
+
+
+def _tmp_dir() -> Path:
+    import tempfile
+
+    return Path(tempfile.mkdtemp(prefix="gpuperf-contract-"))
+
+
+def _live_figure() -> dict[str, Any]:
+    from gpuperf.widgets.live import _new_figure
+
+    figure = _new_figure((2, 2))
+    (line,) = figure.subplots().plot([0, 1], [0, 1])
+    return {"figure": figure, "animated": [line]}
+
+
+def _explorer_parts() -> dict[str, Any]:
+    import ipywidgets
+
+    parts = _live_figure()
+    live = gpuperf.widgets.LiveFigure(**parts)
+    slider = ipywidgets.IntSlider(value=1, min=0, max=4)
+    return {"controls": {"n": slider}, "update": lambda n: f"n = {n}", "live": live}
+
+
+def _compile_report() -> Any:
+    """A CompileReport as gpuperf.inspect builds one (compiling takes seconds; not here)."""
+    from gpuperf.inspect import CompileReport
+
+    return CompileReport(
+        kernel="vector_add", target="sm_80", chip_name="A100-80GB", dtype="fp32", num_warps=4,
+        num_stages=3, constexprs={"BLOCK_SIZE": 1024}, triton_version="3.9.0", compiled=True,
+        fits=True, shared_memory_bytes=0, registers_per_thread=26, spill_bytes=0,
+        occupancy=1.0, limited_by="threads", tensor_core_instructions=(),
+        ptx_instructions=(("ld.global.v4.b32", 2),), explanation="", modelled=False,
+    )  # fmt: skip
+
+
+def _profile() -> Any:
+    from gpuperf.profiling import Profile, ProfileRow
+
+    row = ProfileRow("aten::mul", 3, 1e-5, 2e-5, 0.0, 0.0)
+    return Profile("cpu", 3, (row,), "table", 1e-5, 0.0)
+
+
+#: Instances of result classes no function of their own module returns cheaply here.
+INSTANCES: dict[str, Callable[[], Any]] = {
+    "bench.Ceilings": lambda: gpuperf.bench.Ceilings(3e12, 8e14),
+    "bench.Measurement": lambda: gpuperf.bench.Measurement(
+        "matmul", gpuperf.cost.matmul(64, 64, 64),
+        gpuperf.bench.chip_floor(gpuperf.cost.matmul(64, 64, 64), "H100-SXM", "fp16"), 1e-5),
+    "inspect.CompileReport": _compile_report,
+    "vega.StaticExplorer": lambda: importlib.import_module(
+        "gpuperf.widgets.asynchrony"
+    ).overlap_static(),
+    "measurements.Provenance": lambda: gpuperf.measurements.course_kernels()[0].provenance,
+    "profiling.Profile": _profile,
+    "profiling.ProfileRow": lambda: _profile().rows[0],
+    "recompute.SavedTensors": lambda: gpuperf.recompute.SavedTensors(64, 1, None, ((4, 4),)),
+    "bench.Case": lambda: gpuperf.bench.cases()[0],
+    "bench.Run": lambda: gpuperf.bench.Run([], [], {}, None, None, []),
+    "parallelism.LoadedLatency": lambda: gpuperf.parallelism.loaded_latency("H200"),
+    "microscaling.ScalingOverSteps": lambda: gpuperf.microscaling.scaling_over_steps(
+        [np.linspace(-2, 2, 64) * s for s in (1, 3, 0.5)]),
+    "warpspec.CompiledFacts": lambda: gpuperf.warpspec.compiled("matmul", "sm_80"),
+}  # fmt: skip
+
+#: Slow by nature (compiles, profiles, renders the book, needs a GPU or Colab): only refused
+#: values, which must fail before the work starts. The good call is their own tests' job.
+REFUSED_ONLY: dict[str, str] = {
+    "asynchrony.regenerate": "compiles every kernel for minutes (tests/test_asynchrony.py)",
+    "widgets.tile_reports.regenerate": "compiles the tile grid for minutes (test_inspect.py)",
+    "inspect.compile_kernel": "compiles with Triton, seconds cold (tests/test_inspect.py)",
+    "inspect.compile_many": "compiles with Triton (tests/test_inspect.py)",
+    "inspect.inspect_all": "compiles every kernel for three targets (tests/test_inspect.py)",
+    "bench.main": "the command line: argparse answers bad arguments (tests/test_bench.py)",
+    "bench.measure_seconds": "times on a GPU; raises NoGPUError here (tests/test_bench.py)",
+    "bench.measure_ceilings": "times on a GPU; raises NoGPUError here (tests/test_bench.py)",
+    "bench.measure_case": "times on a GPU; raises NoGPUError here (tests/test_bench.py)",
+    "bench.collect": "times every case on a GPU; raises NoGPUError here (tests/test_bench.py)",
+    "bench.run": "times every case on a GPU; raises NoGPUError here (tests/test_bench.py)",
+    "bench.provenance": "reads the GPU's name and driver; raises NoGPUError here",
+    "bench.write_json": "writes a file where it is told (tests/test_bench.py)",
+    "warpspec.regenerate": "compiles every case for a minute (tests/test_warpspec.py)",
+    "warpspec.compile_facts": "runs the compiler in a subprocess (tests/test_warpspec.py)",
+    "bookext.setup": "a Sphinx extension: needs a Sphinx application (tests/test_book.py)",
+    "colab.install_triton": "installs Triton inside Colab only (tests/test_colab.py)",
+    "kernels.flash_attention_hopper.flash_attention_hopper": "needs an sm_90 GPU",
+    "kernels.flash_attention_hopper.FlashAttentionHopper": "needs an sm_90 GPU",
+    "profiling.profile": "runs the torch profiler, a second a call (tests/test_profiling.py)",
+    "recompute.transformer_layer": "builds a torch module: seconds at hidden=4096",
+    "vega.write_bundle": "writes the Vega runtime, megabytes (tests/test_vega.py)",
+    "vega.javascript_bundle": "reads the Vega runtime from the vl-convert wheel",
+    "vega.StaticExplorer.table": "adds a table to a built figure (tests/test_vega.py)",
+    "vega.StaticExplorer.chart": "sets an Altair chart (tests/test_vega.py)",
+}
+#: Values of the refused lists that a parameter accepts by design, with the reason.
+ACCEPTED: dict[tuple[str, str], tuple[tuple[Any, ...], str]] = {
+    **{
+        (f"units.{fn}", param): ((NAN, INF, -INF), "formats what a calculator returned: inf s")
+        for fn, param in (("format_flops", "flops_per_s"), ("format_bandwidth", "bytes_per_s"),
+                          ("format_bytes", "n_bytes"), ("format_seconds", "seconds"))
+    },
+    ("serving.PagedKV", "context_lens"): ((1,), "one sequence's length: a list of one"),
+    **{
+        ("attention.OnlineSoftmaxStep", field): ((-INF,), "a fully masked block's max is -inf")
+        for field in ("block_max", "max_before", "max_after")
+    },
+}  # fmt: skip
+#: The grading engineer's modules (issue 22): what a good call would start — a sandboxed
+#: notebook, a class's grading, a download, pip — gets refused values only.
+REFUSED_ONLY |= {
+    "grading.fetch_tests": "downloads a lab's tests",
+    "grading.lab_grader": "builds otter's grader, installing it in Colab",
+    "grading.run_hidden": "runs a lab's hidden tests",
+    "grading.call": "runs a student's function under a time limit",
+    "classroom.main": "the class-grading command line",
+    "classroom.grade.main": "the class-grading command line",
+}
+#: Not called at all, with the reason.
+NOT_CALLED: dict[str, str] = {
+    "runtime.configure_triton": "sets TRITON_INTERPRET for the whole process",
+    "classroom.runner.Runner.serve": "reads requests until its pipe closes",
+    "classroom.sandbox.Limits.apply": "sets this process's rlimits (memory, CPU time)",
+    **{
+        f"classroom.runner.Runner.op_{op}": "runs a student's code inside the sandbox"
+        for op in ("exec", "get", "call", "getattr", "getitem", "unary", "canary")
+    },
+    "grading.install_otter_for_colab": "runs pip",
+    "grading.integrity_check": "checks the grading functions were not replaced (test_grading)",
+    "classroom.runner.main": "the sandbox's entry point: takes over stdin and stdout",
+    "classroom.tester.main": "the grading process's entry point: takes over stdin and stdout",
+    # runs a handout's statements in-process; template=1 makes nbformat open file descriptor 1
+    # and close this process's stdout (reported to the grading engineer, issue 22)
+    "classroom.tester.reference_namespace": "template=1 closes stdout (nbformat opens fd 1)",
+    **{
+        f"grading.CellTimeLimit.{hook}": "an otter plugin hook: otter passes its own objects"
+        for hook in (
+            "before_execution",
+            "during_assign",
+            "during_generate",
+            "before_grading",
+            "after_grading",
+        )
+    },
+    "classroom.tester.Grader": "grades a submission in a sandbox (tests/test_classroom.py)",
+    "classroom.tester.AnswerNamespace": "fetches answers from a running sandbox",
+    "classroom.student.Notebook": "starts a sandboxed notebook process",
+    "classroom.student.Remote": "a handle on an object in a running sandbox",
+    "classroom.student.RemoteFunction": "a handle on a function in a running sandbox",
+    "classroom.sandbox.runner_process": "starts a sandboxed process",
+    "classroom.sandbox.kill": "kills a process group",
+    "classroom.runner.Runner.decode": "resolves handles of a running sandbox",
+    "classroom.grade.grade_one": "grades a submission in a sandbox",
+}
+#: Failures in the grading engineer's modules (issue 22: grading.py and classroom/ are being
+#: reworked there), found by this sweep on 2026-11-26 and left to that work: the kinds of
+#: failure seen. Strict: an entry whose callable no longer fails is reported as stale, so each
+#: is removed as it is fixed. Some UNCLEAR/CRASH entries of the ``check_*`` functions are a
+#: CheckError that names the student's answer (`t`) rather than the argument: that is the
+#: grader's message by design, and the grading work decides whether the contract differs there.
+KNOWN_FAILURES: dict[str, str] = {
+    "classroom.canary.differences": "CRASH/SILENT",
+    "classroom.canary.fingerprint": "SILENT",
+    "classroom.grade.Submission": "SILENT",
+    "classroom.grade.find_submissions": "CRASH/SILENT",
+    "classroom.grade.main": "UNCLEAR",
+    "classroom.grade.write_csv": "CRASH/SILENT/UNCLEAR",
+    "classroom.main": "UNCLEAR",
+    "classroom.runner.Runner.encode": "SILENT",
+    "classroom.sandbox.Limits": "SILENT",
+    "classroom.tester.Case": "SILENT",
+    "classroom.tester.load_tests": "CRASH",
+    "classroom.tester.run_case": "CRASH/SILENT/UNCLEAR",
+    "classroom.wire.Handle": "SILENT",
+    "classroom.wire.decode": "SILENT/UNCLEAR",
+    "classroom.wire.dumps": "SILENT/UNCLEAR",
+    "classroom.wire.encode": "SILENT/UNCLEAR",
+    "classroom.wire.loads": "UNCLEAR",
+    "grading.CellTimeLimit.cell_source": "CRASH/SILENT/UNCLEAR",
+    "grading.answer": "UNCLEAR",
+    "grading.answered": "CRASH/SILENT",
+    "grading.call": "SILENT",
+    "grading.check_attention": "CRASH/SILENT/UNCLEAR",
+    "grading.check_choice": "CRASH/SILENT/UNCLEAR",
+    "grading.check_close": "CRASH/SILENT/UNCLEAR",
+    "grading.check_mapping": "CRASH/SILENT/UNCLEAR",
+    "grading.check_padding": "SILENT/UNCLEAR",
+    "grading.check_tensor": "CRASH/SILENT/UNCLEAR",
+    "grading.check_true": "CRASH/SILENT",
+    "grading.fetch_tests": "CRASH/UNCLEAR",
+    "grading.lab_grader": "SILENT",
+    "grading.padded": "CRASH/SILENT/UNCLEAR",
+    "grading.run_hidden": "CRASH",
+    "grading.safe_repr": "SILENT/UNCLEAR",
+    "grading.time_limit": "SILENT",
+}
+#: Optimisation variants that must refuse and accept the same bad tensors.
+VARIANTS: tuple[tuple[str, ...], ...] = (
+    ("kernels.fusion.sin2cos2_fused", "kernels.fusion.sin2cos2_unfused"),
+    ("kernels.copy.copy_coalesced", "kernels.copy.copy_strided"),
+    ("kernels.transpose.transpose_naive", "kernels.transpose.transpose_tiled"),
+    ("kernels.softmax.softmax", "kernels.softmax.softmax_online"),
+    ("kernels.matmul.matmul", "kernels.matmul.matmul_naive"),
+    ("kernels.divergence.divergence_uniform", "kernels.divergence.divergence_split"),
+    ("kernels.decode_attention.decode_attention_plain",
+     "kernels.decode_attention.decode_attention_split"),
+    ("kernels.elementwise.relu", "kernels.elementwise.gelu"),
 )  # fmt: skip
 
 
-def usually(good: st.SearchStrategy, bad: st.SearchStrategy = NONSENSE) -> st.SearchStrategy:
-    """Mostly ``good`` values (so answers get checked), sometimes ``bad`` ones."""
-    return st.one_of(good, good, good, good, bad)
+# --- the sweep -----------------------------------------------------------------------------------
 
 
-COUNTS = st.one_of(
-    st.integers(1, 64),
-    st.integers(1, 10**6),
-    st.sampled_from([2**k for k in range(4, 14)]),
-    st.integers(1, 10**6).map(np.int64),
-    st.integers(1, 4096).map(float),
-    st.integers(2**31, MAX_COUNT),
-)
-SMALL_COUNTS = st.one_of(st.integers(1, 64), st.integers(1, 64).map(np.int32))
-BLOCKS = st.sampled_from([16, 32, 64, 128, 256])
-FLOATS = st.one_of(
-    st.floats(1e-9, 1e18, allow_nan=False, allow_infinity=False),
-    st.integers(1, 10**6),
-    st.just(0.0),
-)
-POSITIVE_FLOATS = st.one_of(st.floats(1e-6, 1e15), st.integers(1, 10**6))
-PRECISION_NAMES = st.sampled_from(units.PRECISIONS)
-CHIP_NAMES = st.sampled_from([*hardware.chip_names(), "h100", "a100", "v5e", "rtx4090"])
-CHIPS = st.one_of(CHIP_NAMES, st.sampled_from(hardware.chips()))
-FLAGS = st.booleans()
-TEXT = st.text(max_size=12)
+def _label(module_name: str, name: str) -> str:
+    return f"{module_name.removeprefix('gpuperf.')}.{name}".lstrip(".")
 
 
-def arrays(elements: st.SearchStrategy, min_size: int = 1, max_size: int = 6) -> Any:
-    lists = st.lists(elements, min_size=min_size, max_size=max_size)
-    return st.one_of(lists, lists.map(np.array), lists.map(tuple))
+def _is_autograd_function(obj: Any) -> bool:
+    torch = sys.modules.get("torch")
+    return bool(torch) and inspect.isclass(obj) and issubclass(obj, torch.autograd.Function)
 
 
-def matrices(rows: int = 4, cols: int = 4) -> st.SearchStrategy:
-    shape = st.tuples(st.integers(1, rows), st.integers(1, cols))
-    return shape.flatmap(
-        lambda s: st.lists(st.floats(-20, 20), min_size=s[0] * s[1], max_size=s[0] * s[1]).map(
-            lambda v: np.array(v).reshape(s)
-        )
-    )
+def _is_torch_module(cls: type) -> bool:
+    torch = sys.modules.get("torch")
+    return bool(torch) and issubclass(cls, torch.nn.Module)
 
 
-def matrices_of(elements: st.SearchStrategy, rows: int, cols: int) -> st.SearchStrategy:
-    """2-D float arrays of 1..rows × 1..cols ``elements``."""
-    shape = st.tuples(st.integers(1, rows), st.integers(1, cols))
-    return shape.flatmap(
-        lambda s: st.lists(elements, min_size=s[0] * s[1], max_size=s[0] * s[1]).map(
-            lambda v: np.array(v, dtype=float).reshape(s)
-        )
-    )
+def _fresh(value: Any) -> Any:
+    return value() if callable(value) and not inspect.isclass(value) else value
 
 
-#: Format names and formats of gpuperf.numerics (spellings it accepts), and near misses.
-FORMAT_NAMES = st.one_of(
-    st.sampled_from([*numerics.FORMATS, "FP16", "fp8-e4m3"]),
-    st.sampled_from(list(numerics.FORMATS.values())),
-)
-BAD_FORMAT_NAMES = st.sampled_from(["fp12", "", None, 16, "int8", "e3m4", True])
-
-
-#: Every opcode of the stored compiles (the tensor-core ones name an .mMnNkK. shape).
-OPCODES = sorted(
-    {name for row in asynchrony.COUNTS.values() for name in (*row[3], *row[5])}
-    | {"fma.rn.f32", "cp.async.commit_group", "mma.sync.aligned.m8n8k4.row.col.f16"}
-)
-BAD_OPCODES = ["", "mma.sync.aligned.m0n8k16.f16", "wgmma.mma_async.m64n" + "9" * 30 + "k16.f16",
-               "mma.sync.m16n8k16", "tcgen05.mma.cta_group::1.kind::f16"]  # fmt: skip
-PTX_PAIRS = st.one_of(
-    st.lists(st.tuples(st.sampled_from(OPCODES), st.integers(0, 1000)), max_size=8),
-    st.dictionaries(st.sampled_from(OPCODES), st.integers(0, 1000), max_size=8),
-)
-BAD_PTX_PAIRS = [[("mbarrier.init", -1)], [("x.shared::cluster", 10**30)], [("mma", 2.5)],
-                 [(3, 1)], [("mbarrier.init", True)], [("wgmma", "7")], "mbarrier"]  # fmt: skip
-FAMILY_COUNTS = st.fixed_dictionaries({key: st.integers(0, 100) for key in asynchrony.FAMILY_KEYS})
-
-
-def fake_reports() -> st.SearchStrategy:
-    """Objects shaped like :class:`gpuperf.inspect.CompileReport` (what ``entry`` reads)."""
-    from types import SimpleNamespace
-
-    return st.builds(
-        SimpleNamespace,
-        compiled=st.booleans(),
-        fits=st.booleans(),
-        explanation=st.just("fuzzed"),
-        ptx_instructions=usually(PTX_PAIRS.map(lambda p: tuple(dict(p).items()))),
-        shared_memory_bytes=usually(st.integers(0, 1 << 20)),
-        registers_per_thread=usually(st.integers(1, 255)),
-        tensor_core_instructions=usually(st.lists(st.sampled_from(OPCODES)).map(tuple)),
-    )
-
-
-def op_costs() -> st.SearchStrategy:
-    return st.one_of(
-        st.builds(cost.matmul, SMALL_COUNTS, SMALL_COUNTS, SMALL_COUNTS, PRECISION_NAMES),
-        st.builds(cost.elementwise, COUNTS),
-        st.builds(cost.OpCost, FLOATS, POSITIVE_FLOATS, FLOATS),
-    )
-
-
-def chip_kwargs() -> st.SearchStrategy:
-    """A real chip's fields, with one field sometimes replaced by nonsense (Chip.replace)."""
-    fields = [f.name for f in dataclasses.fields(hardware.Chip)]
-
-    def build(the_chip: hardware.Chip, field: str, value: Any, mutate: bool) -> dict:
-        kwargs = {f: getattr(the_chip, f) for f in fields}
-        kwargs["peak_flops_per_s"] = dict(the_chip.peak_flops_per_s)
-        if mutate:
-            kwargs[field] = value
-        return kwargs
-
-    return st.builds(
-        build, st.sampled_from(hardware.chips()), st.sampled_from(fields), NONSENSE, st.booleans()
-    )
-
-
-def by_name(name: str) -> st.SearchStrategy | None:
-    """Strategy for a parameter, chosen by its name (the API's naming is consistent)."""
-    if name.endswith("precision"):
-        return usually(PRECISION_NAMES, st.sampled_from(["", "FP16", "fp12", None, 16, "fp16 "]))
-    if name in ("chip", "chip_name"):
-        return usually(CHIPS, st.sampled_from(["T5", "", None, 3, "tpu"]))
-    if name in ("causal", "fused", "affine", "shared_b", "binary", "latency_clipped"):
-        return usually(FLAGS, st.sampled_from(["no", "yes", None, 1, 0, "False"]))
-    if name in ("block_m", "block_n", "block_k"):
-        return usually(BLOCKS, st.sampled_from([48, 8, 0, 2**60 + 1, 12.0, "64"]))
-    if name == "sizes":
-        return usually(arrays(COUNTS))
-    if name == "intensity":
-        return usually(st.one_of(POSITIVE_FLOATS, arrays(POSITIVE_FLOATS)))
-    if name in ("times_s",):
-        return usually(arrays(FLOATS, min_size=2))
-    if name in ("x", "row"):
-        return usually(st.one_of(arrays(st.floats(-50, 50)), matrices()))
-    if name in ("q", "k", "v"):
-        return usually(matrices())
-    if name in ("path_of_thread",):
-        return usually(st.integers(1, 4).flatmap(
-            lambda w: arrays(st.integers(0, 3), 32 * w, 32 * w)))  # fmt: skip
-    if name == "paths_per_warp":
-        return usually(arrays(st.integers(1, 32)).map(np.asarray))
-    if name == "protocol":
-        return usually(st.sampled_from(list(nccl.PROTOCOLS)), st.sampled_from(["LL64", ""]))
-    if name in ("faster_small", "faster_large"):
-        return usually(st.sampled_from(list(nccl.PROTOCOLS)))
-    if name == "hardware":
-        return usually(st.sampled_from(nccl.HARDWARE), st.sampled_from(["ib", 1]))
-    if name == "stage":
-        return usually(st.sampled_from(collectives.ZERO_STAGES), st.sampled_from([4, -1, "3"]))
-    if name == "draft":
-        return usually(st.sampled_from([serving.ILLUSTRATIVE_DRAFT, inference.ILLUSTRATIVE]))
-    if name in ("acceptance",):
-        return usually(st.floats(0, 1), st.sampled_from([1.5, -0.1, NAN]))
-    if name in ("case",):
-        return usually(st.sampled_from(list(warpspec.CASES)), st.sampled_from(["mm", ""]))
-    if name == "ptx":
-        return usually(st.sampled_from(["", ".reqntid 128\n{\n ret;\n}"]), NONSENSE)
-    if name == "collective":
-        return usually(st.sampled_from(collectives.COLLECTIVES), st.sampled_from(["ring", ""]))
-    if name == "algorithm":
-        return usually(st.sampled_from(collectives.ALGORITHMS), st.sampled_from(["butterfly", 1]))
-    if name == "config":
-        configs = [inference.ILLUSTRATIVE, inference.ILLUSTRATIVE.with_kv_heads(1)]
-        return usually(st.sampled_from(configs))
-    if name == "op":
-        return usually(op_costs())
-    if name == "tiled":
-        return usually(st.builds(tiling.tiled_matmul, SMALL_COUNTS, SMALL_COUNTS, SMALL_COUNTS,
-                                 BLOCKS, BLOCKS, BLOCKS))  # fmt: skip
-    if name == "implementation":
-        return usually(st.sampled_from(attention.IMPLEMENTATIONS), st.sampled_from(["paged", 1]))
-    if name == "generation":
-        return usually(st.integers(1, 7), st.sampled_from([0, 8, True, "4", 4.5]))
-    if name == "lanes":
-        return usually(st.sampled_from([1, 2, 4, 8, 16]), st.sampled_from([3, 32, True, "16"]))
-    if name == "version":
-        return usually(st.sampled_from([1, 2]))
-    if name == "element_bytes":
-        return usually(st.sampled_from(memory.ELEMENT_BYTES), st.sampled_from([3, 32, True]))
-    if name in ("warp_size",):
-        return usually(st.sampled_from([32, 64, 16]), st.sampled_from([10**8, 0, 3.5, True]))
-    if name in ("sector_bytes", "line_bytes"):
-        return usually(st.sampled_from([32, 64, 128]))
-    if name == "digits":
-        return usually(st.integers(1, 17), st.sampled_from([0, 10**6, True]))
-    if name in ("device_name",):
-        return usually(st.sampled_from(["NVIDIA H100 80GB HBM3", "Tesla T4", "cpu"]), NONSENSE)
-    if name == "device":
-        return usually(st.sampled_from(["cpu", "cuda"]))
-    if name in ("paths",):
-        return usually(st.floats(1, 32))
-    if name in ("offset", "every", "n_inputs", "registers_per_thread", "index", "start",
-                "shared_memory_per_block_bytes"):  # fmt: skip
-        return usually(st.one_of(st.just(0), SMALL_COUNTS))
-    if name in ("n_layers",):
-        return usually(st.one_of(SMALL_COUNTS, st.integers(1, 10**9)), st.sampled_from([1e30]))
-    if name in ("n_threads",):
-        return usually(st.integers(1, 2**12).map(lambda w: 32 * w), st.sampled_from([10**10]))
-    if name in ("threads_per_block",):
-        return usually(st.sampled_from([32, 64, 128, 256, 1024]))
-    if name in ("peak_flops_per_s",):
-        return usually(POSITIVE_FLOATS)
-    if name in ("values", "addresses", "sectors"):
-        return usually(arrays(st.integers(0, 64)).map(tuple))
-    if name in ("labels", "sources"):
-        return usually(arrays(TEXT).map(tuple))
-    if name == "shapes":
-        return usually(st.just(((2, 3),)))
-    if name in ("output",):
-        return st.none()
-    if name in ("compute_capability",):
-        return usually(st.sampled_from([(8, 0), (9, 0), (7, 5)]))
-    if name in ("format",):  # scrub.control's formatter (a callable), numerics' format names
-        return usually(st.one_of(st.just(str), FORMAT_NAMES), BAD_FORMAT_NAMES)
-    if name in ("input_format", "accumulator"):
-        return usually(FORMAT_NAMES, BAD_FORMAT_NAMES)
-    if name == "exponent_bits":
-        return usually(st.integers(2, 11), st.sampled_from([1, 12, 0, True, 5.5]))
-    if name == "mantissa_bits":
-        return usually(st.integers(1, 52), st.sampled_from([0, 53, True, 2.5]))
-    if name == "lengths":
-        return usually(
-            st.one_of(st.integers(1, 4096), arrays(st.integers(1, 4096), max_size=4)),
-            st.sampled_from([0, [0], [2**16 + 1], "64", 2.5, [], [True]]),
-        )
-    if name == "trials":
-        return usually(st.integers(1, 64), st.sampled_from([0, 2000, 2**22, True, 1.5]))
-    if name == "products":  # fp16 numbers: exact in fp32, as the emulation requires
-        return usually(
-            matrices_of(st.floats(0, 1000, width=16), rows=4, cols=64),
-            st.sampled_from([np.full((1, 4), 60000.0), np.array([[1 + 2**-30]]), np.ones(0)]),
-        )
-    if name == "ptx_instructions":
-        return usually(PTX_PAIRS, st.sampled_from(BAD_PTX_PAIRS))
-    if name == "instruction":
-        return usually(st.sampled_from(OPCODES), st.sampled_from(BAD_OPCODES))
-    if name == "kernel":
-        return usually(st.sampled_from(list(asynchrony.CASES)), st.sampled_from(["mm", ""]))
-    if name == "target":
-        return usually(st.sampled_from(asynchrony.TARGETS), st.sampled_from(["sm_70", "90"]))
-    if name == "counts":
-        return usually(FAMILY_COUNTS, st.sampled_from([{"mma_sync": 1}, {}]))
-    if name == "report":
-        return usually(fake_reports())
+def _init_fields(instance: Any) -> dict[str, Any] | None:
+    if dataclasses.is_dataclass(instance):
+        return {f.name: getattr(instance, f.name) for f in dataclasses.fields(instance) if f.init}
+    if isinstance(instance, tuple) and hasattr(instance, "_asdict"):  # a NamedTuple
+        return dict(instance._asdict())
     return None
 
 
-def by_annotation(annotation: str) -> st.SearchStrategy:
-    text = str(annotation)
-    optional = "None" in text
-    if "tuple[ProfileRow" in text:
-        good: st.SearchStrategy = st.just(())
-    elif "Mapping" in text:
-        good = st.dictionaries(PRECISION_NAMES, POSITIVE_FLOATS, min_size=1, max_size=3)
-    elif "float" in text and "ndarray" in text:
-        good = st.one_of(FLOATS, arrays(FLOATS))
-    elif "ndarray" in text or text == "object":
-        good = arrays(COUNTS)
-    elif text.startswith("int") or text.startswith("'int") or "int |" in text:
-        good = COUNTS
-    elif "float" in text:
-        good = FLOATS
-    elif "bool" in text:
-        good = FLAGS
-    elif "str" in text:
-        good = TEXT.filter(lambda s: s.strip())
-    else:
-        good = NONSENSE
-    if optional:
-        good = st.one_of(st.none(), good)
-    return usually(good)
+def _instance_in(module: types.ModuleType, cls: type) -> Any:
+    """An instance of ``cls`` among the module's constants (or their items), else None."""
+    for value in vars(module).values():
+        items = value.values() if isinstance(value, Mapping) else value
+        for item in (value, *(items if isinstance(items, tuple | list) else ())):
+            if type(item) is cls:
+                return item
+        if isinstance(value, Mapping):
+            for item in value.values():
+                if type(item) is cls:
+                    return item
+    return None
 
 
-def kwargs_for(fn: Any) -> st.SearchStrategy:
-    """Keyword arguments for ``fn``; parameters with a default are sometimes left out."""
-    if fn is hardware.Chip:
-        return chip_kwargs()
-    parameters = [
-        p
-        for p in inspect.signature(fn).parameters.values()
-        if p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)
-    ]
-    required, optional = {}, {}
-    for p in parameters:
-        strategy = by_name(p.name)  # a strategy is always truthy: test for None, not `or`
-        if strategy is None:
-            strategy = by_annotation(p.annotation)
-        (required if p.default is p.empty else optional)[p.name] = strategy
-    return st.fixed_dictionaries(required, optional=optional)
+class Sweep:
+    """Runs the contract over callables and the methods of what they return; collects problems."""
+
+    def __init__(self, module_name: str) -> None:
+        self.module_name = module_name
+        self.problems: list[str] = []
+        self.outcomes: dict[tuple[str, str, str], str] = {}
+        self.instances: dict[type, Any] = {}
+        self.known_seen: set[str] = set()
+        self.calls = 0
+
+    # -- arguments ---------------------------------------------------------------------------
+    def good_kwargs(self, label: str, parameters: list[inspect.Parameter]) -> dict[str, Any]:
+        if label in GOOD_CALLS:
+            return GOOD_CALLS[label]()
+        module = GOOD_BY_MODULE.get(self.module_name, {})
+        kernels = self.module_name.startswith("gpuperf.kernels")
+        kwargs: dict[str, Any] = {}
+        for p in parameters:
+            if p.default is not p.empty:
+                continue
+            if p.name in module:
+                kwargs[p.name] = _fresh(module[p.name])
+            elif kernels and p.name in KERNEL_TENSORS:
+                kwargs[p.name] = KERNEL_TENSORS[p.name]()
+            elif p.name in GOOD_ARGS:
+                kwargs[p.name] = _fresh(GOOD_ARGS[p.name])
+            else:
+                raise LookupError(f"no good value for parameter {p.name!r}: add it to GOOD_CALLS")
+        return kwargs
+
+    # -- one callable ------------------------------------------------------------------------
+    def record(self, label: str, outcome: Outcome, what: str) -> None:
+        self.calls += 1
+        if outcome.problem:
+            if label in KNOWN_FAILURES:
+                self.known_seen.add(label)
+            else:
+                self.problems.append(f"{label}({what}): {outcome.problem}")
+
+    def sweep(self, label: str, fn: Callable[..., Any], signature_of: Any = None) -> Any:
+        """The good call, then every parameter's bad values; returns the good call's result."""
+        if label in NOT_CALLED:
+            return None
+        try:
+            signature = inspect.signature(signature_of or fn)
+        except (TypeError, ValueError):
+            self.problems.append(f"{label}: no signature to sweep")
+            return None
+        every = [p for p in signature.parameters.values() if p.name not in ("self", "cls", "ctx")]
+        positional = [p.name for p in every if p.kind is p.POSITIONAL_OR_KEYWORD]
+        parameters = [p for p in every if p.kind is not p.VAR_POSITIONAL]
+        keywords = [p for p in parameters if p.kind is p.VAR_KEYWORD]
+        parameters = [p for p in parameters if p.kind is not p.VAR_KEYWORD]
+        names = tuple(p.name for p in parameters)
+        if any(p.kind is p.VAR_POSITIONAL for p in every):  # call() passes these by position
+            names = (*positional, "*", *(n for n in names if n not in positional))
+        try:
+            good = self.good_kwargs(label, parameters)
+        except LookupError as error:
+            self.problems.append(f"{label}: {error}")
+            return None
+        refused_only = label in REFUSED_ONLY
+        result = None
+        if not refused_only:
+            outcome = call(fn, good, parameters=names, shown={}, must_refuse=False, label=label)
+            if outcome.error is not None and not outcome.problem:
+                outcome.problem = (
+                    f"the good call raised {type(outcome.error).__name__}: "
+                    + str(outcome.error)[:160]
+                )
+            self.record(label, outcome, "good arguments")
+            result = outcome.result
+        for p in parameters:
+            kind, optional = kind_of(p.name, p.annotation)
+            allowed = ACCEPTED.get((label, p.name), ((), ""))[0]
+            values: list[tuple[str, Any, bool]] = [
+                (_short(v), v, not any(v is a or v == a for a in allowed)) for v in kind.refused
+            ]
+            if not optional and p.default is not None and kind is not ANYTHING:
+                values.append(("None", None, True))
+            if not refused_only:
+                values += [(_short(v), v, False) for v in kind.edge]
+                if kind is TENSOR and hasattr(good.get(p.name), "dtype"):
+                    values += [(n, t, False) for n, t in tensor_edges(good[p.name])]
+            for value_label, value, must_refuse in values:
+                kwargs = {**good, p.name: value}
+                outcome = call(fn, kwargs, parameters=names, shown={p.name: value},
+                               must_refuse=must_refuse, label=label)  # fmt: skip
+                if kind is TENSOR:  # the variants' contract: the same tensors, the same answer
+                    self.outcomes[(label, p.name, value_label)] = (
+                        "refused" if outcome.error is not None else "accepted"
+                    )
+                self.record(label, outcome, f"{p.name}={value_label}")
+        if keywords and not refused_only:
+            outcome = call(fn, {**good, "bogus_keyword": 1}, parameters=names,
+                           shown={"bogus_keyword": 1}, must_refuse=True, label=label)  # fmt: skip
+            self.record(label, outcome, "bogus_keyword=1")
+        return result
+
+    # -- what a good call returns ------------------------------------------------------------
+    def note_result(self, result: Any) -> None:
+        """Remember gpuperf objects a good call returned (and the first item of a tuple)."""
+        items = [result]
+        if isinstance(result, tuple | list) and result:
+            items.append(result[0])
+        if isinstance(result, Mapping) and result:
+            items.append(next(iter(result.values())))
+        for item in items:
+            if type(item).__module__.startswith("gpuperf") and not inspect.isclass(item):
+                self.instances.setdefault(type(item), item)
+
+    def sweep_methods(self) -> None:
+        """Every public method of every gpuperf class seen in a result, once per class."""
+        done: set[type] = set()
+        while True:
+            pending = [c for c in self.instances if c not in done]
+            if not pending:
+                return
+            for cls in pending:
+                done.add(cls)
+                instance = self.instances[cls]
+                for name, _member in public_methods(cls):
+                    label = f"{_label(cls.__module__, cls.__qualname__)}.{name}"
+                    if _is_autograd_function(cls) or _is_torch_module(cls):
+                        continue  # autograd's hooks (apply is swept), a torch module's forward
+                    bound = getattr(instance, name)
+                    if label in VAR_KEYWORD_HOOKS:
+                        VAR_KEYWORD_HOOKS[label](self, label, instance)
+                        continue
+                    self.note_result(self.sweep(label, bound))
+
+    # -- a whole module ----------------------------------------------------------------------
+    def run(self) -> None:
+        module = importlib.import_module(self.module_name)
+        found = public_callables(module)
+        functions = [(n, o) for n, o in found if not inspect.isclass(o)]
+        classes = [(n, o) for n, o in found if inspect.isclass(o)]
+        for name, fn in functions:
+            self.note_result(self.sweep(_label(self.module_name, name), fn))
+        for name, cls in classes:
+            label = _label(self.module_name, name)
+            if issubclass(cls, BaseException):
+                continue  # an exception class: constructing one takes any message
+            if _is_autograd_function(cls):
+                self.note_result(self.sweep(label, cls.apply, signature_of=cls.forward))
+                continue
+            instance = self.instances.get(cls)
+            if instance is None and label in INSTANCES:
+                instance = INSTANCES[label]()
+            if instance is None:  # a constant of the module: FAMILIES, TARGETS, ILLUSTRATIVE …
+                instance = _instance_in(module, cls)
+            fields = None if instance is None else _init_fields(instance)
+            if fields is not None and label not in GOOD_CALLS:
+                GOOD_CALLS[label] = lambda fields=fields: dict(fields)
+            result = self.sweep(label, cls)
+            # methods are swept on the realistic instance when there is one (a built figure)
+            self.note_result(instance if label in INSTANCES or result is None else result)
+        self.sweep_methods()
+        self.check_variants()
+        prefix, names = _label(self.module_name, ""), {n for n, _ in found}
+        for label in KNOWN_FAILURES:  # strict: a fixed callable must leave the list
+            mine = label.startswith(prefix) and label[len(prefix) :].split(".")[0] in names
+            if mine and label not in self.known_seen:
+                self.problems.append(f"{label}: in KNOWN_FAILURES but honours the contract now")
+
+    def check_variants(self) -> None:
+        for group in VARIANTS:
+            if not all(g.startswith(self.module_name.removeprefix("gpuperf.")) for g in group):
+                continue
+            keys = {(p, v) for (label, p, v) in self.outcomes if label == group[0]}
+            for param, value in sorted(keys):
+                seen = {g: self.outcomes.get((g, param, value)) for g in group}
+                if None not in seen.values() and len(set(seen.values())) > 1:
+                    self.problems.append(
+                        f"variants disagree on {param}={value}: "
+                        + ", ".join(f"{g.rsplit('.', 1)[1]} {o} it" for g, o in seen.items())
+                    )
 
 
-# --- the properties --------------------------------------------------------------------------
+# --- methods taking **values ---------------------------------------------------------------------
+
+#: Values outside any control's options (a value equal to an option is skipped).
+BAD_CONTROL_VALUES = (None, "x", 10**400, NAN, -1, 12345.5, (1, 2), True)
+
+
+def _sweep_step(sweep: Sweep, label: str, explorer: Any) -> None:
+    """``Explorer.step(name=value)``: a value outside the control's options names the control
+    and its options, and leaves every control as it was."""
+    for name, control in explorer.controls.items():
+        for value in BAD_CONTROL_VALUES:
+            if _valid_control_value(control, value):
+                continue
+            before = explorer.values()
+            outcome = call(explorer.step, {name: value}, parameters=(name,), shown={name: value},
+                           must_refuse=True, label=label)  # fmt: skip
+            sweep.record(label, outcome, f"{name}={_short(value)}")
+            if explorer.values() != before:
+                sweep.problems.append(f"{label}({name}={_short(value)}) changed the controls")
+    outcome = call(explorer.step, {"bogus_control": 1}, parameters=(), shown={"bogus_control": 1},
+                   must_refuse=True, label=label)  # fmt: skip
+    sweep.record(label, outcome, "bogus_control=1")
+
+
+def _valid_control_value(control: Any, value: Any) -> bool:
+    """Whether a control accepts ``value``, judged from the widget itself (not from gpuperf's
+    check under test): one of its options, or a number inside a slider's range."""
+    options = getattr(control, "options", None)
+    if options is not None:
+        values = [o[1] if isinstance(o, tuple) and len(o) == 2 else o for o in options]
+        return any(type(o) is type(value) and o == value for o in values)
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return False
+    try:
+        value = float(value)
+    except OverflowError:  # an int beyond float range
+        return False
+    low, high = control.min, control.max
+    if getattr(control, "base", None) is not None:  # a log slider: min and max are exponents
+        low, high = control.base**low, control.base**high
+    return math.isfinite(value) and low <= value <= high
+
+
+def _sweep_values(sweep: Sweep, label: str, explorer: Any) -> None:
+    """``StaticExplorer.rows(table, **values)`` and ``.note(**values)``: good values answer,
+    values outside a control's values are refused."""
+    method = getattr(explorer, label.rsplit(".", 1)[1])
+    values = {c.name: c.values[c.initial] for c in explorer.controls}
+    extra = {"table": next(iter(explorer._tables))} if label.endswith("rows") else {}
+    outcome = call(method, {**extra, **values}, parameters=tuple(values), shown={},
+                   must_refuse=False, label=label)  # fmt: skip
+    sweep.record(label, outcome, "good arguments")
+    for name in values:
+        for value in BAD_CONTROL_VALUES:
+            if any(type(v) is type(value) and v == value for v in explorer._by_name[name].values):
+                continue
+            outcome = call(method, {**extra, **values, name: value}, parameters=tuple(values),
+                           shown={name: value}, must_refuse=True, label=label)  # fmt: skip
+            sweep.record(label, outcome, f"{name}={_short(value)}")
+    if extra:
+        for table in (None, 1, "no such table"):
+            outcome = call(method, {**values, "table": table}, parameters=("table",),
+                           shown={"table": table}, must_refuse=True, label=label)  # fmt: skip
+            sweep.record(label, outcome, f"table={table!r}")
+
+
+def _sweep_replace(sweep: Sweep, label: str, chip: Any) -> None:
+    """``Chip.replace(**changes)``: every field's bad values are refused like the constructor's."""
+    fields = {f.name: f for f in dataclasses.fields(chip)}
+    for name, field in fields.items():
+        kind, optional = kind_of(name, field.type)
+        for value in (*kind.refused, *([] if optional else [None])):
+            outcome = call(chip.replace, {name: value}, parameters=tuple(fields),
+                           shown={name: value}, must_refuse=True, label=label)  # fmt: skip
+            sweep.record(label, outcome, f"{name}={_short(value)}")
+    outcome = call(chip.replace, {"bogus_field": 1}, parameters=tuple(fields),
+                   shown={"bogus_field": 1}, must_refuse=True, label=label)  # fmt: skip
+    sweep.record(label, outcome, "bogus_field=1")
+
+
+VAR_KEYWORD_HOOKS: dict[str, Callable[[Sweep, str, Any], None]] = {
+    "widgets.live.Explorer.step": _sweep_step,
+    "vega.StaticExplorer.rows": _sweep_values,
+    "vega.StaticExplorer.note": _sweep_values,
+    "hardware.Chip.replace": _sweep_replace,
+}
+
+
+# --- the tests -----------------------------------------------------------------------------------
+
+MODULE_NAMES = public_module_names()
+
+
+#: Public callables missing from their module's ``__all__`` in a module another engineer owns
+#: (the entry fails the test once it is fixed, so that it gets removed).
+KNOWN_UNEXPORTED = {
+    "gpuperf.grading.fetch_tests": "grading.py is owned by the grading work (issue 25 item 5)",
+}
 
 
 def test_every_public_callable_is_exported():
-    """``__all__`` lists every public function and class, so introspection sees them all."""
-    for module in MODULES:
+    """``__all__`` lists every public function and class of every module (STYLE §16)."""
+    missing = set()
+    for name in MODULE_NAMES:
+        module = importlib.import_module(name)
         exported = set(getattr(module, "__all__", ()))
-        missing = {name for name, _ in public_callables(module)} - exported
-        assert not missing, f"{module.__name__}.__all__ lacks {sorted(missing)}"
+        missing |= {f"{name}.{n}" for n, _ in public_callables(module) if n not in exported}
+    assert not missing - set(KNOWN_UNEXPORTED), f"public but not in __all__: {sorted(missing)}"
+    fixed = set(KNOWN_UNEXPORTED) - missing
+    assert not fixed, f"exported now, remove from KNOWN_UNEXPORTED: {sorted(fixed)}"
 
 
-def test_the_fuzzed_set_is_the_whole_calculator_api():
-    assert len(FUZZED) >= 90  # every calculator, result class and helper (a sanity floor)
-    for key in NOT_FUZZED:
-        module_name, _, name = key.rpartition(".")
-        assert hasattr(__import__(module_name, fromlist=[name]), name), f"stale entry {key}"
+def test_the_tables_name_only_what_exists():
+    """A stale entry would silently stop covering a callable."""
+    labels = {
+        _label(name, n)
+        for name in MODULE_NAMES
+        for n, _ in public_callables(importlib.import_module(name))
+    }
+    for table in (GOOD_CALLS, INSTANCES, REFUSED_ONLY, NOT_CALLED, KNOWN_FAILURES):
+        stale = {key for key in table if key.rsplit(".", 1)[0] not in labels and key not in labels}
+        assert not stale, f"stale entries: {sorted(stale)}"
 
 
-@pytest.mark.parametrize("fn", FUZZED)
-@FUZZ
-@given(data=st.data())
-def test_public_callable_honours_the_contract(fn, data):
-    honour_contract(fn, data.draw(kwargs_for(fn), label="kwargs"))
+@pytest.mark.parametrize("module_name", MODULE_NAMES)
+def test_every_public_name_honours_the_contract(module_name):
+    sweep = Sweep(module_name)
+    try:
+        sweep.run()
+    finally:
+        plt = sys.modules.get("matplotlib.pyplot")
+        if plt is not None:
+            plt.close("all")
+    assert not sweep.problems, (
+        f"{len(sweep.problems)} of {sweep.calls} calls broke the contract:\n"
+        + "\n".join(sweep.problems[:60])
+    )
 
 
-# --- answers checked against an independent computation --------------------------------------
-
-BIG_SIZES = st.one_of(st.integers(1, 5000), st.integers(1, MAX_COUNT))
+# --- the sweep can fail --------------------------------------------------------------------------
 
 
-@FUZZ
+def _planted_module() -> types.ModuleType:
+    """A module of planted bugs, each of a kind the sweep must report, and one correct function."""
+    from gpuperf._validate import positive_float, positive_int
+    from gpuperf.kernels.flash_attention import FlashConfig
+
+    def correct(n: int) -> float:
+        return 1.0 / positive_int("n", n)
+
+    def crash(n: int) -> float:
+        return 1.0 / positive_int("n", n, minimum=0)  # n = 0: ZeroDivisionError
+
+    def silent(n: int) -> float:
+        return abs(float(n))  # True and "4" answer
+
+    def unclear(x: float) -> float:  # x = 0: numpy's LinAlgError, not gpuperf's
+        return float(np.linalg.inv(np.array([[positive_float("x", x, allow_zero=True)]]))[0, 0])
+
+    def hang(n: int) -> int:
+        n = positive_int("n", n, minimum=0)
+        while n == 0:
+            pass
+        return n
+
+    def nan_result(x: float) -> float:
+        return math.nan if positive_float("x", x, allow_zero=True) == 0 else 1.0
+
+    def falsy_default(config: FlashConfig | None = None) -> int:
+        return (config or FlashConfig()).BLOCK_M  # config=0 is taken for "the default"
+
+    module = types.ModuleType("gpuperf.planted_bugs")
+    for fn in (correct, crash, silent, unclear, hang, nan_result, falsy_default):
+        fn.__module__ = module.__name__
+        setattr(module, fn.__name__, fn)
+    return module
+
+
+def test_the_sweep_catches_planted_bugs(monkeypatch):
+    monkeypatch.setattr(sys.modules[__name__], "CALL_LIMIT_S", 0.5)
+    monkeypatch.setitem(sys.modules, "gpuperf.planted_bugs", _planted_module())
+    sweep = Sweep("gpuperf.planted_bugs")
+    sweep.run()
+    report = "\n".join(sweep.problems)
+    expected = {
+        "planted_bugs.crash(n=0): CRASH: ZeroDivisionError",
+        "planted_bugs.silent(n=True): SILENT",
+        "planted_bugs.silent(n='4'): SILENT",
+        "planted_bugs.unclear(x=0): UNCLEAR: LinAlgError",
+        "planted_bugs.hang(n=0): SLOW",
+        "planted_bugs.nan_result(x=0): SILENT: insane result",
+        "planted_bugs.falsy_default(config=0): SILENT",
+    }
+    for problem in expected:
+        assert problem in report, f"the sweep missed {problem!r}:\n{report}"
+    assert "planted_bugs.correct" not in report, report
+
+
+# --- answers checked against an independent computation (hypothesis) -------------------------
+# The sweep checks that answers are sane; these check that they are right, on random inputs,
+# against a slower or differently derived computation. Few examples each: seconds in all.
+
+from hypothesis import HealthCheck, given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+from gpuperf import divergence, hardware, memory, recompute, roofline, tiling, units  # noqa: E402
+
+PROPERTY = settings(
+    max_examples=40, deadline=None, derandomize=True,
+    suppress_health_check=[HealthCheck.too_slow],
+)  # fmt: skip
+BLOCKS = st.sampled_from([16, 32, 64, 128, 256])
+CHIP_NAMES = st.sampled_from([*hardware.chip_names(), "h100", "a100", "v5e", "rtx4090"])
+PRECISION_NAMES = st.sampled_from(units.PRECISIONS)
+POSITIVE_FLOATS = st.one_of(st.floats(1e-6, 1e15), st.integers(1, 10**6))
+BIG_SIZES = st.one_of(st.integers(1, 5000), st.integers(1, 2**53))
+SMALL_COUNTS = st.integers(1, 64)
+
+
+def _op_costs() -> st.SearchStrategy:
+    finite = st.one_of(st.just(0.0), st.floats(1e-6, 1e18))  # (below 1e-100 is refused)
+    return st.one_of(
+        st.builds(gpuperf.cost.matmul, SMALL_COUNTS, SMALL_COUNTS, SMALL_COUNTS, PRECISION_NAMES),
+        st.builds(gpuperf.cost.elementwise, st.integers(1, 2**40)),
+        st.builds(gpuperf.cost.OpCost, finite, POSITIVE_FLOATS, finite),
+    )
+
+
+@PROPERTY
 @given(sizes=st.lists(BIG_SIZES, min_size=1, max_size=5), bm=BLOCKS, bn=BLOCKS, chip=CHIP_NAMES)
 def test_curves_equal_the_scalar_versions_at_every_size(sizes, bm, bn, chip):
     tile = tiling.tile_efficiency_curve(sizes, bm, bn)
@@ -614,7 +1429,7 @@ def test_curves_equal_the_scalar_versions_at_every_size(sizes, bm, bn, chip):
             assert 0 < q.tail_tiles <= q.slots_per_wave
 
 
-@FUZZ
+@PROPERTY
 @given(warps=st.integers(1, 64), period=st.integers(1, 100), warp_size=st.sampled_from([8, 32]))
 def test_periodic_branch_equals_the_per_thread_count(warps, period, warp_size):
     n = warps * warp_size
@@ -623,12 +1438,8 @@ def test_periodic_branch_equals_the_per_thread_count(warps, period, warp_size):
     assert fast.tolist() == slow.tolist()
 
 
-@FUZZ
-@given(
-    n_layers=st.integers(1, 120),
-    activation=st.floats(0.5, 20),
-    ratio=st.floats(0.01, 1),
-)
+@PROPERTY
+@given(n_layers=st.integers(1, 120), activation=st.floats(0.5, 20), ratio=st.floats(0.01, 1))
 def test_best_checkpoint_every_equals_brute_force(n_layers, activation, ratio):
     boundary = activation * ratio
     peaks = {
@@ -640,8 +1451,8 @@ def test_best_checkpoint_every_equals_brute_force(n_layers, activation, ratio):
     assert recompute.best_checkpoint_every(n_layers, activation, boundary) == expected
 
 
-@FUZZ
-@given(op=op_costs(), chip=CHIPS, precision=PRECISION_NAMES)
+@PROPERTY
+@given(op=_op_costs(), chip=CHIP_NAMES, precision=PRECISION_NAMES)
 def test_time_bounds_are_ordered(op, chip, precision):
     the_chip = hardware.chip(chip)
     if precision not in the_chip.precisions:
@@ -653,7 +1464,7 @@ def test_time_bounds_are_ordered(op, chip, precision):
     assert b.attainable_flops_per_s <= the_chip.peak_flops(precision) * (1 + 1e-12)
 
 
-@FUZZ
+@PROPERTY
 @given(
     sizes=st.lists(st.floats(0, 1e12), min_size=2, max_size=6),
     bandwidth=POSITIVE_FLOATS,
@@ -666,30 +1477,12 @@ def test_effective_bandwidth_is_below_the_peak_and_monotone(sizes, bandwidth, la
     assert np.all(np.diff(achieved) >= 0)
 
 
-FLAGGED = [
-    (cost.attention, dict(batch=1, heads=2, seq_len=64, head_dim=16), "causal"),
-    (cost.attention_flops, dict(batch=1, heads=2, seq_len=64, head_dim=16), "causal"),
-    (cost.softmax, dict(rows=4, cols=8), "fused"),
-    (cost.layernorm, dict(rows=4, cols=8), "affine"),
-    (cost.batched_matmul, dict(batch=2, m=4, n=4, k=4), "shared_b"),
-    (attention.naive_attention, dict(q=np.ones((2, 2)), k=np.ones((2, 2)), v=np.ones((2, 2))),
-     "causal"),
-    (units.format_bytes, dict(n_bytes=1024), "binary"),
-]  # fmt: skip
-
-
-@pytest.mark.parametrize(
-    ("fn", "kwargs", "flag"), FLAGGED, ids=lambda x: getattr(x, "__name__", "")
+@PROPERTY
+@given(
+    chip=CHIP_NAMES,
+    precision=PRECISION_NAMES,
+    bandwidth=st.one_of(POSITIVE_FLOATS, st.sampled_from([0, -1, NAN, INF, True, "1", None])),
 )
-@FUZZ
-@given(value=st.one_of(st.text(max_size=4), st.integers(), st.none(), st.floats()))
-def test_flags_accept_only_booleans(fn, kwargs, flag, value):
-    with pytest.raises(TypeError, match=rf"{flag}=.* must be True or False"):
-        fn(**kwargs, **{flag: value})
-
-
-@FUZZ
-@given(chip=CHIPS, precision=PRECISION_NAMES, bandwidth=st.one_of(POSITIVE_FLOATS, NONSENSE))
 def test_ridge_point_bandwidth_is_explicit(chip, precision, bandwidth):
     the_chip = hardware.chip(chip)
     if precision not in the_chip.precisions:
@@ -698,110 +1491,9 @@ def test_ridge_point_bandwidth_is_explicit(chip, precision, bandwidth):
     assert the_chip.ridge_point(precision) == peak / the_chip.hbm_bandwidth
     if bandwidth is None:
         return
-    try:
-        value = float(bandwidth)
-    except (TypeError, ValueError, OverflowError):
-        value = math.nan
-    valid = (
-        not isinstance(bandwidth, bool | str | bytes)
-        and isinstance(bandwidth, numbers.Real)
-        and math.isfinite(value)
-        and value > 0
-    )
-    if valid:
-        assert the_chip.ridge_point(precision, bandwidth) == peak / value
-    else:  # 0, -1 and nan are errors, never a silent fall-back to HBM
-        with pytest.raises(ValueError, match="bandwidth="):
+    valid = isinstance(bandwidth, int | float) and not isinstance(bandwidth, bool)
+    if valid and math.isfinite(bandwidth) and bandwidth > 0:
+        assert the_chip.ridge_point(precision, bandwidth) == peak / bandwidth
+    else:  # 0, -1, nan, True and "1" are errors, never a silent fall-back to HBM
+        with pytest.raises((ValueError, TypeError), match="bandwidth="):
             the_chip.ridge_point(precision, bandwidth)
-
-
-# --- widgets ---------------------------------------------------------------------------------
-
-#: Values outside every control's options (or range), and a few near misses.
-BAD_CONTROL_VALUES = st.sampled_from(
-    [100, 48, 3, "FP16", "conv", "T5", True, None, -1, 1e30, NAN, "", (1, 2), 12345.5]
-)
-
-
-def _constructors() -> list[Any]:
-    widgets = pytest.importorskip("gpuperf.widgets")
-    pytest.importorskip("ipywidgets")
-    from gpuperf.widgets import attention as wa
-    from gpuperf.widgets import collectives as wco
-    from gpuperf.widgets import inference as winf
-    from gpuperf.widgets import memory as wm
-    from gpuperf.widgets import parallelism as wp
-    from gpuperf.widgets import recompute as wrc
-    from gpuperf.widgets import tiles as wt
-    from gpuperf.widgets import tricks as wr
-
-    found = []
-    for module in (widgets.roofline, wa, wm, wt, wr, wp, wrc, wco, winf):
-        for name, obj in public_callables(module):
-            if inspect.isfunction(obj) and name.endswith(("_explorer", "_calculator")):
-                found.append(obj)
-    return found
-
-
-WIDGET_SETTINGS = settings(
-    max_examples=20,
-    derandomize=True,
-    database=None,
-    deadline=None,
-    suppress_health_check=[HealthCheck.too_slow],
-)
-
-
-def test_widget_constructors_reject_bad_values():
-    constructors = _constructors()
-    assert len(constructors) >= 9
-
-    @WIDGET_SETTINGS
-    @given(data=st.data())
-    def check(data):
-        fn = data.draw(st.sampled_from(constructors), label="constructor")
-        params = list(inspect.signature(fn).parameters)
-        param = data.draw(st.sampled_from(params), label="argument")
-        value = data.draw(BAD_CONTROL_VALUES, label="value")
-        with time_limit(30):
-            try:
-                fn(**{param: value})
-            except (ValueError, TypeError, KeyError) as error:
-                assert_clear_error(error, {param: value})
-                if "control" in str(error):
-                    assert f"'{param}' control" in str(error)
-                    assert "options:" in str(error) or "must be" in str(error)
-
-    check()
-
-
-@pytest.fixture(scope="module")
-def explorer():
-    pytest.importorskip("ipywidgets")
-    from gpuperf.widgets import roofline_explorer
-
-    return roofline_explorer()
-
-
-def test_explorer_step_rejects_bad_values_and_keeps_state(explorer):
-    @WIDGET_SETTINGS
-    @given(
-        name=st.sampled_from(["chip_name", "precision", "op", "tokens", "width"]),
-        value=BAD_CONTROL_VALUES,
-    )
-    def check(name, value):
-        before = explorer.values()
-        options = [v for _, v in explorer.controls[name].options]
-        if any(type(v) is type(value) and v == value for v in options):
-            return
-        with pytest.raises(
-            ValueError, match=rf"{name}=.* is not an option of the '{name}' control; options: "
-        ):
-            explorer.step(**{name: value})
-        assert explorer.values() == before
-
-    check()
-    # Good values still work, and the error lists what would have.
-    assert "T4" in explorer.step(chip_name="T4", precision="fp16")
-    with pytest.raises(ValueError, match=r"tokens=100 .* options: 1, 2, 4, 8"):
-        explorer.step(tokens=100)

@@ -10,8 +10,6 @@ over ridge), its closed forms, and its limits (speedup ≤ 2, reached only at ba
 
 from __future__ import annotations
 
-import math
-
 import pytest
 
 from gpuperf import asynchrony as ga
@@ -119,14 +117,14 @@ def test_entry_checks_the_row_it_builds():
         registers_per_thread=64,
         tensor_core_instructions=("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32",),
     )
-    row = ga.entry(good)
+    row = ga._entry(good)
     assert row[0][ga.FAMILY_KEYS.index("mma_sync")] == 4 and row[1:3] == (4096, 64)
     for field, bad in [("shared_memory_bytes", -1), ("registers_per_thread", 300),
                        ("tensor_core_instructions", "mma"), ("ptx_instructions", 5)]:  # fmt: skip
         with pytest.raises(TypeError, match=f"report=.* is not a usable CompileReport.*{field}"):
-            ga.entry(SimpleNamespace(**{**vars(good), field: bad}))
+            ga._entry(SimpleNamespace(**{**vars(good), field: bad}))
     with pytest.raises(ValueError, match="not a compiled, fitting CompileReport"):
-        ga.entry(SimpleNamespace(**{**vars(good), "fits": False}))
+        ga._entry(SimpleNamespace(**{**vars(good), "fits": False}))
 
 
 def test_stored_table_covers_every_case_and_target():
@@ -203,14 +201,14 @@ def test_stored_table_is_what_the_compiler_builds():
         pytest.skip("the stored table was compiled with another Triton version")
     wanted = [
         r
-        for r in ga.requests()
+        for r in ga._requests()
         if (r["kernel"], r["target"])
         in {("matmul", "sm_100"), ("flash_attention_fwd_hopper", "sm_90")}
     ]
     assert len(wanted) == 2
     for request, report in zip(wanted, gi.compile_many(wanted), strict=True):
         key = (request["kernel"], request["target"])
-        assert ga.entry(report) == tuple(ga.COUNTS[key]), key
+        assert ga._entry(report) == tuple(ga.COUNTS[key]), key
 
 
 def test_counts_table_is_markdown_with_one_column_per_target():
@@ -300,15 +298,15 @@ def test_a_chip_without_the_precision_is_an_error():
         ga.tile_overlap("A100-80GB", 128, 128, 64, 4096, "fp8")
 
 
-# --- the explorer and its scrubber ----------------------------------------------------------
+# --- the explorer and its figure ----------------------------------------------------------
 
 
 def test_schedule_respects_dependencies():
-    from gpuperf.widgets.asynchrony import schedule
+    from gpuperf.widgets.asynchrony import _schedule
 
     for chip_name, reuse in (("H100-SXM", 1), ("H100-SXM", 8), ("A100-80GB", 2)):
         r = ga.tile_overlap(chip_name, 128, 128, 64, 4096, reuse=reuse)
-        s = schedule(r, 6)
+        s = _schedule(r, 6)
         loads, maths = s["async_load"], s["async_math"]
         for i in range(6):
             assert maths[i][0] >= loads[i][0] + loads[i][1] - 1e-15  # data before math
@@ -324,9 +322,9 @@ def test_schedule_respects_dependencies():
 
 def test_view_draws_the_calculators_schedule():
     pytest.importorskip("matplotlib")
-    from gpuperf.widgets.asynchrony import SHOWN_STEPS, OverlapView
+    from gpuperf.widgets.asynchrony import SHOWN_STEPS, _OverlapView
 
-    view = OverlapView()
+    view = _OverlapView()
     status = view.update("B200", (256, 128), 64, 2)
     r = view.last
     assert r.chip_name == "B200" and r.reuse == 2
@@ -340,18 +338,24 @@ def test_view_draws_the_calculators_schedule():
     assert f"({r.speedup:.2f}×)" in status and "B200" in status
 
 
-def test_explorer_and_scrubber():
+def test_explorer_and_figure():
     pytest.importorskip("ipywidgets")
-    from gpuperf.widgets.asynchrony import overlap_explorer, overlap_scrubber
+    import matplotlib.pyplot as plt
+
+    from gpuperf.widgets.asynchrony import overlap_explorer, overlap_figure
 
     explorer = overlap_explorer()
     text = explorer.step(chip_name="a100", tile=(256, 256), reuse=4)
     assert "A100-80GB" in text and "256 × 256" in text
     with pytest.raises(ValueError, match="reuse"):
         explorer.step(reuse=3)
-    scrubber = overlap_scrubber()
-    frames = math.prod(len(c.values) for c in scrubber.controls)
-    assert frames == 36
+    figure = overlap_figure("H100-SXM", (128, 128), 64, reuse=4)
+    assert figure in map(plt.figure, plt.get_fignums())  # a pyplot figure: plt.show() shows it
+    plt.close(figure)
+    open_before = plt.get_fignums()
+    with pytest.raises(ValueError, match="tile"):
+        overlap_figure(tile=(128,))
+    assert plt.get_fignums() == open_before, "a refused argument must not leave a figure behind"
 
 
 def test_explorer_steps_blit(needless_full_redraws):

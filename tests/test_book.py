@@ -184,6 +184,6 @@ def test_the_pdf_draws_every_interactive_figure(built_book):
         for doc in documents
     )
     assert figures >= 16
-    page = bookext.print_page(html, documents, "https://o.github.io/r/")
+    page = bookext._print_page(html, documents, "https://o.github.io/r/")
     assert page.count('<figure class="gpuperf-vega-print">') == figures
     assert "gpuperf-vega-spec" not in page and page.count("Shown at its first setting") == figures

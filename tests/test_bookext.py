@@ -33,7 +33,7 @@ def scrubber_page() -> str:
 
 
 def test_frames_become_files_loaded_on_demand(tmp_path):
-    html = bookext.externalize_frames(scrubber_page(), "chapters/x.html", tmp_path)
+    html = bookext._externalize_frames(scrubber_page(), "chapters/x.html", tmp_path)
     assert "base64," not in html.split("<script>")[1]  # no frame left inline in the data
     assert "image.src = data.frames[key]" in html
     files = sorted((tmp_path / "_images" / "frames").iterdir())
@@ -43,7 +43,7 @@ def test_frames_become_files_loaded_on_demand(tmp_path):
     assert url in html or f"../_images/frames/{files[1].name}" in html
     assert 'src="data:' not in html
     # idempotent: a second pass (an incremental build) changes nothing
-    assert bookext.externalize_frames(html, "chapters/x.html", tmp_path) == html
+    assert bookext._externalize_frames(html, "chapters/x.html", tmp_path) == html
 
 
 def test_an_inline_svg_figure_becomes_an_svg_file(tmp_path):
@@ -51,7 +51,7 @@ def test_an_inline_svg_figure_becomes_an_svg_file(tmp_path):
     page like a PNG one, as an .svg file the browser fetches when the reader opens it."""
     svg = base64.b64encode(b'<svg xmlns="http://www.w3.org/2000/svg"><text>x</text></svg>')
     page = f'<details><img alt="a" src="data:image/svg+xml;base64,{svg.decode()}"></details>'
-    html = bookext.externalize_frames(page, "chapters/x.html", tmp_path)
+    html = bookext._externalize_frames(page, "chapters/x.html", tmp_path)
     (stored,) = (tmp_path / "_images" / "frames").iterdir()
     assert stored.suffix == ".svg" and stored.read_bytes() == base64.b64decode(svg)
     assert f'src="../_images/frames/{stored.name}"' in html and "data:" not in html
@@ -59,25 +59,25 @@ def test_an_inline_svg_figure_becomes_an_svg_file(tmp_path):
 
 def test_unknown_scripts_are_left_alone(tmp_path):
     page = '<script>var data = {"frames": {"0": "abc"}}; show(data.frames[k]);</script>'
-    assert bookext.externalize_frames(page, "x.html", tmp_path) == page
+    assert bookext._externalize_frames(page, "x.html", tmp_path) == page
 
 
 def test_icon_script_and_needless_mathjax_are_dropped():
     page = scrubber_page()
-    light = bookext.drop_mathjax_without_math(bookext.drop_fontawesome(page))
+    light = bookext._drop_mathjax_without_math(bookext._drop_fontawesome(page))
     assert "fontawesome.js" not in light and "tex-chtml.js" not in light
     with_math = page.replace("<body>", '<body><span class="math notranslate">\\(x\\)</span>')
-    assert "tex-chtml.js" in bookext.drop_mathjax_without_math(with_math)
+    assert "tex-chtml.js" in bookext._drop_mathjax_without_math(with_math)
 
 
 def test_images_load_lazily_once():
     html = '<img src="a.png"><img loading="eager" src="b.png">'
-    lazy = bookext.lazy_images(html)
+    lazy = bookext._lazy_images(html)
     assert (
         lazy
         == '<img loading="lazy" decoding="async" src="a.png"><img loading="eager" src="b.png">'
     )
-    assert bookext.lazy_images(lazy) == lazy
+    assert bookext._lazy_images(lazy) == lazy
 
 
 def test_notebooks_zip_strips_outputs_and_adds_lab_tests(tmp_path):
@@ -91,7 +91,7 @@ def test_notebooks_zip_strips_outputs_and_adds_lab_tests(tmp_path):
     nbformat.write(nb, src / "labs" / "lab1" / "student" / "lab1.ipynb")
     (src / "labs" / "lab1" / "student" / "tests" / "q1.py").write_text("OK = 1\n")
     target = tmp_path / "out" / "nb.zip"
-    names = bookext.write_notebooks_zip(src, ["intro", "labs/lab1/student/lab1"], target)
+    names = bookext._write_notebooks_zip(src, ["intro", "labs/lab1/student/lab1"], target)
     assert names == [
         "gpuperf-notebooks/labs/lab1/student/lab1.ipynb",
         "gpuperf-notebooks/labs/lab1/student/tests/q1.py",
@@ -101,7 +101,7 @@ def test_notebooks_zip_strips_outputs_and_adds_lab_tests(tmp_path):
         assert stripped.cells[0].outputs == [] and stripped.cells[0].execution_count is None
         assert archive.read(names[1]) == b"OK = 1\n"
     first = target.read_bytes()
-    bookext.write_notebooks_zip(src, ["intro", "labs/lab1/student/lab1"], target)
+    bookext._write_notebooks_zip(src, ["intro", "labs/lab1/student/lab1"], target)
     assert target.read_bytes() == first  # same notebooks, same bytes
 
 
@@ -115,7 +115,7 @@ def test_print_page_rebases_links_and_strings_articles(tmp_path):
         '<html><head></head><body><article class="bd-article" role="main">'
         '<img loading="lazy" src="../_images/f.png"><a href="#s">s</a></article></body></html>'
     )
-    page = bookext.print_page(tmp_path, ["intro", "chapters/c"])
+    page = bookext._print_page(tmp_path, ["intro", "chapters/c"])
     assert page.index("<h1>Intro</h1>") < page.index('src="_images/f.png"')
     assert 'href="#s"' in page and 'loading="eager"' in page and "_static/a.css" in page
 
@@ -135,14 +135,14 @@ def test_a_download_that_was_not_built_is_not_linked(tmp_path):
     )
     (tmp_path / "downloads").mkdir()
     (tmp_path / "downloads" / "nb.zip").write_bytes(b"PK")
-    hidden = bookext.unlink_missing_downloads(page, "intro.html", tmp_path)
+    hidden = bookext._unlink_missing_downloads(page, "intro.html", tmp_path)
     assert _links(hidden) == ["downloads/nb.zip"]
-    assert bookext.unlink_missing_downloads(hidden, "intro.html", tmp_path) == hidden
+    assert bookext._unlink_missing_downloads(hidden, "intro.html", tmp_path) == hidden
     (tmp_path / "downloads" / "book.pdf").write_bytes(b"%PDF")
-    assert bookext.unlink_missing_downloads(hidden, "intro.html", tmp_path) == page
+    assert bookext._unlink_missing_downloads(hidden, "intro.html", tmp_path) == page
     # a page in a folder resolves the link from its own place
     nested = page.replace('href="downloads/', 'href="../downloads/')
-    assert bookext.unlink_missing_downloads(nested, "chapters/x.html", tmp_path) == nested
+    assert bookext._unlink_missing_downloads(nested, "chapters/x.html", tmp_path) == nested
 
 
 def _vega_page(tmp_path, externalize: bool) -> str:
@@ -152,14 +152,14 @@ def _vega_page(tmp_path, externalize: bool) -> str:
 
     html = toy(colab="https://colab.research.google.com/github/o/r/blob/main/c.ipynb").to_html()
     if externalize:
-        html = bookext.externalize_vega_specs(html, "chapters/c.html", tmp_path)
+        html = bookext._externalize_vega_specs(html, "chapters/c.html", tmp_path)
     return f'<article class="bd-article"><p>before</p>{html}<p>after</p></article>'
 
 
 def test_the_pdf_shows_each_interactive_figure_as_a_picture(tmp_path):
     for externalize in (False, True):
         article = _vega_page(tmp_path, externalize)
-        page = bookext.static_vega_figures(
+        page = bookext._static_vega_figures(
             article, "chapters/c.html", tmp_path, "https://o.github.io/r/"
         )
         assert "<script" not in page and "gpuperf-vega-controls" not in page
@@ -173,8 +173,8 @@ def test_the_pdf_shows_each_interactive_figure_as_a_picture(tmp_path):
 
 
 def test_the_online_book_lives_on_github_pages():
-    assert bookext.online_book_url("https://github.com/GpuPerf/gpuperf") == (
+    assert bookext._online_book_url("https://github.com/GpuPerf/gpuperf") == (
         "https://gpuperf.github.io/gpuperf/"
     )
     with pytest.raises(ValueError, match=r"is not https://github\.com/OWNER/REPO"):
-        bookext.online_book_url("https://gitlab.com/a/b")
+        bookext._online_book_url("https://gitlab.com/a/b")

@@ -145,9 +145,9 @@ def test_every_word_reads_on_a_phone_and_no_marker_is_cut(drawn):
 
 
 def test_the_overlap_timeline_reads_on_a_phone():
-    from gpuperf.widgets.asynchrony import OverlapView
+    from gpuperf.widgets.asynchrony import _OverlapView
 
-    view = OverlapView(pyplot=True)
+    view = _OverlapView(pyplot=True)
     view.update("H100-SXM", (128, 128), 64, reuse=4)
     try:
         assert figures.smallest_text_px(svg_of(view.figure)) >= figures.MIN_TEXT_PX

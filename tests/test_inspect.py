@@ -108,7 +108,7 @@ def test_stored_tile_table_is_what_the_compiler_builds():
         "matmul", target, dtype=tile_reports.DTYPE, num_warps=tile_reports.NUM_WARPS,
         num_stages=tile_reports.NUM_STAGES, BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=bk,
     )  # fmt: skip
-    assert tile_reports.entry(fresh) == tuple(tile_reports.REPORTS[key])
+    assert tile_reports.TileReport.from_report(fresh) == tile_reports.tile_report(*key)
     assert tile_reports.tile_report(*key).fits
 
 
@@ -224,10 +224,10 @@ _SPILLING_SASS = """
 
 def test_spills_are_read_from_the_stack_frame_not_local():
     # The old parser read LOCAL:0 and reported no spills for this heavily spilling kernel.
-    usage = gi.parse_resource_usage(_SPILLING_RES_USAGE)
+    usage = gi._parse_resource_usage(_SPILLING_RES_USAGE)
     assert usage == {"reg": 255, "stack": 1024, "local": 0}
-    assert gi.spill_traffic(_SPILLING_SASS) == (4 + 8, 8 + 4)
-    found = gi.spills_from(_SPILLING_RES_USAGE, _SPILLING_SASS)
+    assert gi._spill_traffic(_SPILLING_SASS) == (4 + 8, 8 + 4)
+    found = gi._spills_from(_SPILLING_RES_USAGE, _SPILLING_SASS)
     assert found == {"registers": 255, "spill": 1024, "spill_stores": 12, "spill_loads": 12}
 
 
@@ -240,28 +240,28 @@ ptxas-blackwell info    : Used 255 registers, used 1 barriers, 1024 bytes cumula
 
 
 def test_ptxas_log_decides_when_it_is_for_the_same_compile():
-    assert gi.parse_ptxas_log(_SPILLING_PTXAS_LOG) == {
+    assert gi._parse_ptxas_log(_SPILLING_PTXAS_LOG) == {
         "registers": 255,
         "stack": 1024,
         "stores": 2200,
         "loads": 1688,
     }
-    assert gi.parse_ptxas_log("ptxas fatal   : Unsupported .version 9.4") is None
-    found = gi.spills_from(_SPILLING_RES_USAGE, _SPILLING_SASS, _SPILLING_PTXAS_LOG)
+    assert gi._parse_ptxas_log("ptxas fatal   : Unsupported .version 9.4") is None
+    found = gi._spills_from(_SPILLING_RES_USAGE, _SPILLING_SASS, _SPILLING_PTXAS_LOG)
     assert found == {"registers": 255, "spill": 1024, "spill_stores": 2200, "spill_loads": 1688}
     # A log from another compile (other register count) is ignored: the SASS is counted.
     other = _SPILLING_PTXAS_LOG.replace("Used 255", "Used 254")
-    assert gi.spills_from(_SPILLING_RES_USAGE, _SPILLING_SASS, other)["spill_stores"] == 12
+    assert gi._spills_from(_SPILLING_RES_USAGE, _SPILLING_SASS, other)["spill_stores"] == 12
     # A local array, not a spill: ptxas reports a stack frame with no spill stores.
     array = "16 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads\nUsed 40 registers"
     usage = "  REG:40 STACK:16 SHARED:0 LOCAL:0"
-    assert gi.spills_from(usage, "STL [R1], R4 ;", array)["spill"] == 0
+    assert gi._spills_from(usage, "STL [R1], R4 ;", array)["spill"] == 0
 
 
 def test_a_stack_frame_without_spill_stores_is_not_a_spill():
     usage = "  REG:40 STACK:16 SHARED:0 LOCAL:0 CONSTANT[0]:400"
     sass = "        /*0010*/   LDG.E.128 R4, desc[UR4][R2.64] ;\n  STG.E [R2], R4 ;"
-    assert gi.spills_from(usage, sass) == {
+    assert gi._spills_from(usage, sass) == {
         "registers": 40,
         "spill": 0,
         "spill_stores": 0,
@@ -271,7 +271,7 @@ def test_a_stack_frame_without_spill_stores_is_not_a_spill():
 
 def test_spill_widths_follow_the_instruction_suffix():
     sass = "STL.128 [R1], R4 ;\nSTL.U8 [R1+0x10], R8 ;\nLDL.LU.128 R4, [R1] ;\nLDL.S16 R9, [R1] ;"
-    assert gi.spill_traffic(sass) == (16 + 1, 16 + 2)
+    assert gi._spill_traffic(sass) == (16 + 1, 16 + 2)
 
 
 def test_a_spilling_tile_compiles_to_a_nonzero_spill():

@@ -9,6 +9,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 
@@ -33,6 +34,16 @@ def readme_urls() -> list[str]:
     return re.findall(r"https?://[^\s)<>\]`'\"]+", README)
 
 
+def notebook_title(file: str) -> str:
+    """The first heading of a notebook (``# 1 · Anatomy of a GPU``), without its ``#``."""
+    notebook = json.loads((ROOT / f"{file}.ipynb").read_text(encoding="utf-8"))
+    for cell in notebook["cells"]:
+        source = "".join(cell["source"])
+        if cell["cell_type"] == "markdown" and source.startswith("# "):
+            return source.splitlines()[0].removeprefix("# ").strip()
+    raise AssertionError(f"{file}.ipynb has no title")
+
+
 def test_chapter_table_follows_the_toc():
     toc = yaml.safe_load((ROOT / "_toc.yml").read_text(encoding="utf-8"))
     rows = {
@@ -40,13 +51,13 @@ def test_chapter_table_follows_the_toc():
         for line in README.splitlines()
         if re.match(r"^\| \d+ · ", line)
     }
-    chapters = [part for part in toc["parts"] if re.match(r"^\d+ · ", part["caption"])]
-    assert sorted(rows) == [part["caption"].split(" ·")[0] for part in chapters]
-    for part in chapters:
-        number = part["caption"].split(" ·")[0]
-        (chapter,) = part["chapters"]
-        cells = [cell.strip() for cell in rows[number].split("|")[1:-1]]
-        assert cells[0] == part["caption"], cells
+    (part,) = [part for part in toc["parts"] if part["caption"] == "Chapters"]
+    chapters = part["chapters"]
+    assert sorted(rows, key=int) == [str(n) for n in range(1, len(chapters) + 1)]
+    for number, chapter in enumerate(chapters, start=1):
+        cells = [cell.strip() for cell in rows[str(number)].split("|")[1:-1]]
+        assert cells[0] == notebook_title(chapter["file"]), cells
+        assert cells[0].startswith(f"{number} · "), cells
         assert cells[1] == f"[{chapter['file']}.ipynb]({chapter['file']}.ipynb)", cells
         sections = [
             f"[{number}.{i}]({section['file']}.ipynb)"
@@ -68,5 +79,7 @@ def test_colab_and_book_links_follow_the_repository_url():
     book = [u for u in urls if ".github.io" in u]
     assert book, "the README does not say where to read the book online"
     assert all(u.startswith(pages_url()) for u in book), (book, pages_url())
-    repository = [u for u in urls if u.startswith("https://github.com/")]
-    assert all(u.rstrip("/") == REPOSITORY or u.startswith(f"{REPOSITORY}/") for u in repository)
+    # Links into the course's own GitHub account are links to its repository (other projects,
+    # such as Colab's package list, are linked where they are).
+    ours = [u for u in urls if u.lower().startswith(f"https://github.com/{OWNER.lower()}/")]
+    assert all(u.rstrip("/") == REPOSITORY or u.startswith(f"{REPOSITORY}/") for u in ours), ours

@@ -228,7 +228,7 @@ def test_batches_and_intensities_must_be_numbers():
         with pytest.raises(ValueError, match=r"batch\[0\]=.* must be an integer ≥ 1"):
             roofline.matmul_flops_vs_batch(bad, 1024, 1024, "H100")
     for bad in (True, "4096", [1.0, "x"], np.array([1 + 1j])):
-        with pytest.raises(ValueError, match=r"intensity=.* must be finite and > 0"):
+        with pytest.raises(ValueError, match=r"intensity=.* must be finite numbers > 0"):
             roofline.attainable_flops(bad, "H100", "bf16")
     with pytest.raises(ValueError, match="n_bytes=0 must be a finite number > 0"):
         roofline.TimeBounds(1, 0, 1, 1)

@@ -73,7 +73,7 @@ def test_mapping_shorthand_and_formatting(render):
 def test_bad_arguments(render):
     with pytest.raises(ValueError, match="alt text is required"):
         scrub.scrubber(render, {"slope": [1]}, alt=" ")
-    with pytest.raises(ValueError, match="needs at least one control"):
+    with pytest.raises(ValueError, match=r"controls=\[\] must hold at least 1"):
         scrub.Scrubber(render, [], alt="x")
     with pytest.raises(ValueError, match="6 frames exceed max_frames=4"):
         scrub.scrubber(render, {"slope": [1, 2, 3], "colour": ["a", "b"]}, alt="x", max_frames=4)

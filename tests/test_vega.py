@@ -18,13 +18,13 @@ pytest.importorskip("vl_convert")
 
 from gpuperf import attention as attn  # noqa: E402
 from gpuperf import tiling  # noqa: E402
-from gpuperf.bookext import externalize_vega_specs  # noqa: E402
+from gpuperf.bookext import _externalize_vega_specs  # noqa: E402
 from gpuperf.hardware import chip  # noqa: E402
 from gpuperf.roofline import attainable_flops, time_bounds  # noqa: E402
 from gpuperf.scrub import control  # noqa: E402
 from gpuperf.vega import BUNDLE_NAME, StaticExplorer, javascript_bundle  # noqa: E402
 from gpuperf.widgets import static  # noqa: E402
-from gpuperf.widgets.roofline import operation  # noqa: E402
+from gpuperf.widgets.roofline import _operation  # noqa: E402
 
 
 def toy(**options):
@@ -138,7 +138,7 @@ def test_bad_tables_are_refused_with_the_culprit_named():
     explorer.chart(chart.mark_point().encode(x="v:Q"))
     with pytest.raises(ValueError, match="not one of its values"):
         explorer.rows("ok", a=3)
-    with pytest.raises(ValueError, match="give its value"):
+    with pytest.raises(ValueError, match="give their values"):
         explorer.rows("ok")
     with pytest.raises(ValueError, match="table="):
         explorer.rows("missing", a=1)
@@ -153,29 +153,29 @@ def test_the_javascript_bundle_is_offline_vega():
 
 
 def test_the_book_writes_the_bundle_only_when_a_page_has_a_figure(tmp_path):
-    from gpuperf.bookext import write_vega_bundle
+    from gpuperf.bookext import _write_vega_bundle
 
     (tmp_path / "chapters").mkdir()
     page = tmp_path / "chapters" / "page.html"
     page.write_text("<html><body>no figure</body></html>")
-    assert write_vega_bundle(tmp_path) is False
+    assert _write_vega_bundle(tmp_path) is False
     assert not (tmp_path / "_static" / BUNDLE_NAME).exists()
     page.write_text(f"<html><body>{toy().to_html()}</body></html>")
-    assert write_vega_bundle(tmp_path) is True
+    assert _write_vega_bundle(tmp_path) is True
     assert (tmp_path / "_static" / BUNDLE_NAME).read_text() == javascript_bundle()
 
 
 def test_the_book_moves_specs_into_files(tmp_path):
     explorer = toy()
     page = f"<html><body>{explorer.to_html()}</body></html>"
-    light = externalize_vega_specs(page, "chapters/page.html", tmp_path)
+    light = _externalize_vega_specs(page, "chapters/page.html", tmp_path)
     match = re.search(r'class="gpuperf-vega-spec" data-src="([^"]+)"></script>', light)
     assert match, light[:500]
     assert match.group(1).startswith("../_images/vega/")
     stored = tmp_path / "chapters" / match.group(1)
     assert json.loads(stored.resolve().read_text()) == json.loads(json.dumps(explorer.vega_spec()))
     assert len(light) < len(page)
-    assert externalize_vega_specs(light, "chapters/page.html", tmp_path) == light
+    assert _externalize_vega_specs(light, "chapters/page.html", tmp_path) == light
 
 
 # --- the book's figures: plotted values equal the calculators' ----------------------------------
@@ -199,7 +199,7 @@ def roofline():
 def test_roofline_points_equal_the_calculator(roofline, chip_name, precision, op, tokens, width):
     values = dict(chip_name=chip_name, precision=precision, op=op, tokens=tokens, width=width)
     (point,) = roofline.rows("point", **values)
-    bounds = time_bounds(operation(op, tokens, width, precision), chip(chip_name), precision)
+    bounds = time_bounds(_operation(op, tokens, width, precision), chip(chip_name), precision)
     assert point["x"] == bounds.intensity
     assert point["y"] == bounds.attainable_flops_per_s
     assert point["t_math_s"] == bounds.t_math_s

@@ -74,6 +74,23 @@ def test_flop_bars_equal_the_calculator_for_any_batch_heads_and_parallelism(figu
     assert selective == pytest.approx(100 * 4 * s / (3 * (24 * h + 4 * s)), rel=1e-12)
 
 
+@pytest.mark.parametrize("shape", SAMPLES)
+def test_the_rows_are_what_the_live_view_draws(figure, shape):
+    """The figure computes its rows without drawing (4,200 layers); the live view's bars, after
+    its update, hold the same numbers bit for bit, and its status line is the note."""
+    view = wr._RecomputeView()
+    values = dict(zip(SHAPE, shape, strict=True))
+    for mode in recompute.RECOMPUTE_MODES:
+        status = view.update(**values, mode=mode)
+        assert figure.note(**values, mode=mode) == status
+    for row, drawn in enumerate(figure.rows("memory", **values)):
+        edges = [group[row].get_x() + group[row].get_width() for group in view.bars]
+        assert [drawn["gb1"], drawn["gb2"], drawn["gb3"]] == edges
+    view.update(shape[0], 1, shape[2], 8, 1, False, "none")
+    flops = figure.rows("flops", seq_len=shape[0], hidden=shape[2])
+    assert [r["flops"] for r in flops] == [bar.get_width() for bar in view.flop_bars]
+
+
 @pytest.mark.parametrize("mode", recompute.RECOMPUTE_MODES)
 def test_the_note_is_the_live_status_line(figure, mode):
     shape = SAMPLES[1]

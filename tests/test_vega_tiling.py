@@ -10,9 +10,10 @@ from __future__ import annotations
 import pytest
 
 from gpuperf import chip, tiling
+from gpuperf.inspect import target_of
 from gpuperf.roofline import attainable_flops
 from gpuperf.widgets import tile_reports
-from gpuperf.widgets.tiles import CHIPS, MATMUL_SIZE, PRECISION, target_of, tiling_static
+from gpuperf.widgets.tiles import CHIPS, MATMUL_SIZE, PRECISION, tiling_static
 
 pytest.importorskip("altair")
 pytest.importorskip("vl_convert")

@@ -76,7 +76,7 @@ def test_block_size_is_validated():
     ):
         wa.online_softmax_explorer(block_size=3)
     with pytest.raises(ValueError, match="row must be 1-D"):
-        wa.OnlineSoftmaxView([1.0])
+        wa._OnlineSoftmaxView([1.0])
 
 
 def test_attention_points_are_the_calculators(attention_explorer):
@@ -135,16 +135,6 @@ def test_steps_blit(attention_explorer, softmax_explorer, needless_full_redraws)
     assert needless_full_redraws(softmax_explorer, steps) == []
 
 
-def test_scrubbers_are_small_and_offline():
-    for scrub in (wa.online_softmax_scrubber(), wa.attention_scrubber(seq_lens=(1024, 8192))):
-        assert len(scrub.frames) <= 60
-        html = scrub.to_html()
-        assert "<script src" not in html and 'src="http' not in html, "must work offline"
-        assert 'alt="' in html
-    scrub = wa.online_softmax_scrubber()
-    assert len(scrub.frames) == 3 * 9
-
-
 def test_attention_traffic_figure():
     from gpuperf import plots
 
@@ -155,15 +145,8 @@ def test_attention_traffic_figure():
     assert standard[-1] == attention.hbm_traffic_standard(4096, 64, "fp16").bytes
 
 
-def test_scrubber_with_one_value_per_control():
-    scrub = wa.attention_scrubber(seq_lens=(1024,), head_dims=(64,), chip_names=("T4",))
-    assert len(scrub.frames) == 1
-    with pytest.raises(ValueError, match=r"seq_lens=\(\) must hold at least one value"):
-        wa.attention_scrubber(seq_lens=())
-
-
 def test_attention_view_on_a_tpu_needs_an_sram_budget():
-    view = wa.AttentionView()
+    view = wa._AttentionView()
     with pytest.raises(ValueError, match="TPU-v5e has no shared memory per block"):
         view.update(seq_len=1024, head_dim=64, chip_name="TPU-v5e", sram_kib=0, precision="bf16")
     text = view.update(seq_len=1024, head_dim=64, chip_name="TPU-v5e", sram_kib=64,

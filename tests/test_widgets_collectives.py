@@ -1,4 +1,4 @@
-"""Chapter 5.2 explorer (collective × ranks × size × link × α) and its scrubber twin."""
+"""Chapter 5.2 explorer (collective × ranks × size × link × α) and its static twin."""
 
 from __future__ import annotations
 
@@ -76,11 +76,3 @@ def test_bad_controls_are_named():
 
 def test_steps_blit(explorer, needless_full_redraws):
     assert needless_full_redraws(explorer, [{"ranks": ranks} for ranks in wc.RANKS]) == []
-
-
-def test_scrubber():
-    scrub = wc.collective_scrubber()
-    assert len(scrub.frames) == 3 * 2 * 2 * 3 <= 60
-    html = scrub.to_html()
-    assert "<script src" not in html and 'src="http' not in html, "must work offline"
-    assert "InfiniBand" in html and "NVLink 4" in html

@@ -7,13 +7,14 @@ import pytest
 pytest.importorskip("ipywidgets")
 pytest.importorskip("matplotlib")
 
-from gpuperf.widgets import Explorer, LiveFigure, new_figure
+from gpuperf.widgets import Explorer, LiveFigure
+from gpuperf.widgets.live import _new_figure
 
 
 def _explorer():
     import ipywidgets as widgets
 
-    figure = new_figure()
+    figure = _new_figure()
     axes = figure.add_subplot()
     axes.set_xlim(0, 10)
     axes.set_ylim(0, 10)
@@ -84,12 +85,12 @@ def test_controls_are_sized_to_their_content():
     """Labels are never cut and every toggle button shows (JupyterLab clipped them otherwise)."""
     import ipywidgets as widgets
 
-    from gpuperf.widgets.live import fit_content
+    from gpuperf.widgets.live import _fit_content
 
-    toggles = fit_content(widgets.ToggleButtons(options=["matmul", "elementwise", "attention"]))
+    toggles = _fit_content(widgets.ToggleButtons(options=["matmul", "elementwise", "attention"]))
     assert toggles.style.button_width == "auto" and toggles.layout.width == "auto"
     assert toggles.layout.flex_flow == "row nowrap", "label and buttons on one line"
-    slider = fit_content(widgets.IntSlider(description="tokens B / N"))
+    slider = _fit_content(widgets.IntSlider(description="tokens B / N"))
     assert slider.style.description_width == "initial"
     assert slider.layout.flex == "0 0 auto" and slider.layout.width is None
 

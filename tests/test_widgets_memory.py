@@ -77,14 +77,6 @@ def test_steps_blit(explorer, needless_full_redraws):
     assert needless_full_redraws(explorer, steps) == []
 
 
-def test_scrubber():
-    scrub = wm.transfer_scrubber()
-    assert len(scrub.frames) == 4 * 9 <= 60
-    html = scrub.to_html()
-    assert "<script src" not in html and 'src="http' not in html, "must work offline"
-    assert "1 MB" in html  # the initial size is the seed's 1 MB threshold
-
-
 def test_ladder_and_link_figures():
     from gpuperf import plots
 
@@ -122,8 +114,8 @@ def test_allreduce_presets_move_messages_at_the_algorithm_bandwidth():
             assert link.bandwidth_bytes_per_s == link.measured_bandwidth_bytes_per_s
 
 
-def test_scrubber_uses_the_message_rate():
-    view_text = wm.TransferView().update(
+def test_view_uses_the_message_rate():
+    view_text = wm._TransferView().update(
         n_bytes=1e6, latency_us=12.9, bandwidth_gb_s=wm.presets()[1].bandwidth_bytes_per_s / GB
     )
     assert "half the peak needs 3.54 MB" in view_text

@@ -1,5 +1,5 @@
 """Section 3.1 accumulation explorer: artists sit where gpuperf.numerics says, the status line
-gives the calculator's numbers, bad control values are refused, the scrubber stays small."""
+gives the calculator's numbers, bad control values are refused."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ from gpuperf.widgets import numerics as explorer_module
 
 
 def test_curves_are_the_calculators_and_the_point_sits_on_the_mean():
-    view = explorer_module.AccumulationView()
+    view = explorer_module._AccumulationView()
     status = view.update("fp16", "fp32", 4096)
     expected = numerics.dot_errors(
         explorer_module.CURVE_LENGTHS, "fp16", "fp32", trials=explorer_module.TRIALS
@@ -32,7 +32,7 @@ def test_curves_are_the_calculators_and_the_point_sits_on_the_mean():
 
 
 def test_short_accumulator_has_no_bound_and_a_large_error():
-    view = explorer_module.AccumulationView()
+    view = explorer_module._AccumulationView()
     status = view.update("bf16", "fp16", 16384)
     assert "none (n·u ≥ 1)" in status
     assert math.isinf(view.last["bound"]) and view.last["mean"] > 0.1
@@ -48,12 +48,3 @@ def test_explorer_steps_and_refuses_bad_values():
         explorer.step(length=100)
     with pytest.raises(ValueError, match="input_format='fp32'"):
         explorer_module.accumulation_explorer(input_format="fp32")
-
-
-def test_scrubber_frames():
-    scrubber = explorer_module.accumulation_scrubber()
-    expected = len(explorer_module.SCRUB_INPUT_FORMATS) * 3 * len(explorer_module.SCRUB_LENGTHS)
-    assert len(scrubber.frames) == expected <= 20
-    assert set(explorer_module.SCRUB_INPUT_FORMATS) <= set(explorer_module.INPUT_FORMATS)
-    assert set(explorer_module.SCRUB_LENGTHS) <= set(explorer_module.LENGTHS)
-    assert len(set(scrubber.frames.values())) == len(scrubber.frames)

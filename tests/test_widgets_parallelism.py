@@ -1,4 +1,4 @@
-"""Section 1.1 explorer (warps per SM needed by Little's law) and its scrubber."""
+"""Section 1.1 explorer (warps per SM needed by Little's law)."""
 
 from __future__ import annotations
 
@@ -76,13 +76,3 @@ def test_chip_without_a_measured_latency_starts_from_the_h100s():
 def test_steps_blit(explorer, needless_full_redraws):
     steps = [{"latency_ns": float(latency)} for latency in np.linspace(100, 1500, 12)]
     assert needless_full_redraws(explorer, steps) == []
-
-
-def test_scrubber_frames_and_notes():
-    scrubber = wp.parallelism_scrubber()
-    assert len(scrubber.frames) == 4 * 2 * 2 * 2
-    assert scrubber.alt
-    notes = set(scrubber.notes.values())
-    assert len(notes) == len(scrubber.frames)  # every frame says something different
-    assert any("not feasible" in note for note in notes)
-    assert "<img" in scrubber.to_html()

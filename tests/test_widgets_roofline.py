@@ -6,12 +6,10 @@ plotted with an independent call to the calculators in :mod:`gpuperf.roofline`/:
 
 from __future__ import annotations
 
-import base64
 import html
 import io
 import itertools
 import math
-import re
 
 import numpy as np
 import pytest
@@ -24,11 +22,8 @@ from gpuperf.measurements import find
 from gpuperf.roofline import attainable_flops, critical_batch_size, time_bounds
 from gpuperf.widgets import (
     hardware_explorer,
-    hardware_scrubber,
     mfu_calculator,
-    mfu_scrubber,
     roofline_explorer,
-    roofline_scrubber,
 )
 from gpuperf.widgets import roofline as rw
 
@@ -134,7 +129,7 @@ def test_missing_precision_is_said_not_plotted(roofline_widget):
 
 def test_unknown_operation_names_the_valid_ones():
     with pytest.raises(ValueError, match="matmul, elementwise, attention"):
-        rw.operation("conv", 1, 512, "bf16")
+        rw._operation("conv", 1, 512, "bf16")
 
 
 def test_each_step_changes_the_picture(roofline_widget):
@@ -220,48 +215,6 @@ def test_controls_use_only_7x_compatible_widgets(roofline_widget, hardware_widge
             assert not isinstance(options, dict), "dict options raise on ipywidgets 8"
 
 
-# --- scrubbers ---------------------------------------------------------------------------------
-
-
-@pytest.fixture(scope="module")
-def scrubbers():
-    return {
-        "roofline": roofline_scrubber(),
-        "hardware": hardware_scrubber(),
-        "mfu": mfu_scrubber(),
-    }
-
-
-def test_scrubbers_are_small_and_self_contained(scrubbers):
-    for name, scrub in scrubbers.items():
-        assert len(scrub.frames) <= 60, name
-        page = scrub.to_html()
-        assert not re.search(r"(src|href)=[\"']?(https?:)?//", page), f"{name} loads a URL"
-        assert len(page) < 2_000_000, f"{name} scrubber is {len(page) / 1e6:.1f} MB"
-        assert len(set(scrub.frames.values())) == len(scrub.frames), f"{name}: repeated frames"
-
-
-def test_scrubber_frames_are_valid_pngs_of_the_same_figure(scrubbers):
-    from PIL import Image
-
-    sizes = set()
-    for frame in list(scrubbers["roofline"].frames.values())[:5]:
-        image = Image.open(io.BytesIO(base64.b64decode(frame)))
-        image.load()
-        sizes.add(image.size)
-    assert len(sizes) == 1
-
-
-def test_roofline_scrubber_notes_are_the_explorer_sentences(scrubbers):
-    scrub = scrubbers["roofline"]
-    precision_index = scrub.controls[0].values.index("bf16")
-    for i, tokens in enumerate(scrub.controls[1].values):
-        note = scrub.notes[f"{precision_index},{i}"]
-        bounds = time_bounds(cost.matmul(tokens, 8192, 8192, "bf16"), "H100-SXM", "bf16")
-        assert f"X[{tokens}, 8192]" in note
-        assert f"{bounds.bound}-bound" in note
-
-
 # --- plots -------------------------------------------------------------------------------------
 
 
@@ -288,7 +241,7 @@ def test_the_chip_diagram_draws_every_sm_of_the_die(name):
 
 def test_the_sm_diagram_shows_one_partition_of_the_chip():
     words = [t.get_text() for t in plots.sm_diagram("H100-SXM").axes[0].texts]
-    regs = chip("H100-SXM").registers_per_sm // plots.SM_PARTITIONS
+    regs = chip("H100-SXM").registers_per_sm // plots._SM_PARTITIONS
     assert f"register file: {regs:,} × 32 bit" in words
     assert "FP32\n×32" in words and "one of 4 identical partitions" in words
 
@@ -317,9 +270,9 @@ def test_static_roofline_figures():
 
 def test_bound_in_words():
     memory = time_bounds(cost.dot(10**6), "H100", "bf16")
-    assert plots.bound_in_words(memory).startswith("memory-bound: T_comms = ")
+    assert plots._bound_in_words(memory).startswith("memory-bound: T_comms = ")
     compute = time_bounds(cost.matmul(8192, 8192, 8192), "H100", "bf16")
-    assert plots.bound_in_words(compute).startswith("compute-bound: T_math = ")
+    assert plots._bound_in_words(compute).startswith("compute-bound: T_math = ")
     assert not math.isnan(compute.intensity)
 
 

@@ -1,5 +1,5 @@
-"""Chapter 3 explorers and figures: artists sit where the calculators say, scrubbers stay small,
-the precompiled tile table matches the compiler, and a slider step is fast."""
+"""Chapter 3 explorers and figures: artists sit where the calculators say, the precompiled tile
+table matches the compiler, and a slider step is fast."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ pytest.importorskip("ipywidgets")
 pytest.importorskip("matplotlib")
 
 from gpuperf import cost, memory, plots, tiling
+from gpuperf import inspect as gpu_inspect
 from gpuperf.hardware import chip
 from gpuperf.roofline import time_bounds
 from gpuperf.widgets import tile_reports, tiles, tricks
@@ -19,7 +20,7 @@ from gpuperf.widgets import tile_reports, tiles, tricks
 
 @pytest.mark.parametrize("precision", ["fp32", "fp16", "fp8"])
 def test_precision_point_is_the_roofline_value(precision):
-    view = tricks.PrecisionView()
+    view = tricks._PrecisionView()
     status = view.update("H100-SXM", precision, "relu")
     relu = cost.elementwise(tricks.RELU_ELEMENTS, precision)
     bounds = time_bounds(relu, chip("H100-SXM"), precision)
@@ -31,7 +32,7 @@ def test_precision_point_is_the_roofline_value(precision):
 
 
 def test_relu_intensity_doubles_from_fp32_to_fp16_and_matmul_is_compute_bound():
-    view = tricks.PrecisionView()
+    view = tricks._PrecisionView()
     view.update("A100-80GB", "fp32", "relu")
     fp32 = view.last["intensity"]
     view.update("A100-80GB", "fp16", "relu")
@@ -40,12 +41,12 @@ def test_relu_intensity_doubles_from_fp32_to_fp16_and_matmul_is_compute_bound():
 
 
 def test_precision_the_chip_lacks_is_explained_not_plotted():
-    view = tricks.PrecisionView()
+    view = tricks._PrecisionView()
     status = view.update("T4", "fp8", "matmul")
     assert "T4 cannot compute in fp8" in status and "fp16" in status
     assert len(view.point.get_xdata()) == 0
     with pytest.raises(ValueError, match="op='conv'"):
-        tricks.operation_cost("conv", "fp16")
+        tricks._operation_cost("conv", "fp16")
 
 
 # --- coalescing -----------------------------------------------------------------------------
@@ -54,16 +55,16 @@ def test_precision_the_chip_lacks_is_explained_not_plotted():
 @pytest.mark.parametrize(("stride", "offset"), [(1, 0), (1, 1), (2, 0), (8, 3), (3, 5)])
 def test_coalescing_grid_counts_the_calculators_bytes(stride, offset):
     result = memory.coalescing(stride, offset, 4)
-    grid = plots.coalescing_grid(result, n_lines=64)
-    assert (grid == plots.BYTE_USED).sum() == result.bytes_requested
-    assert (grid != plots.BYTE_IDLE).sum() == result.bytes_moved
+    grid = plots._coalescing_grid(result, n_lines=64)
+    assert (grid == plots._BYTE_USED).sum() == result.bytes_requested
+    assert (grid != plots._BYTE_IDLE).sum() == result.bytes_moved
 
 
 def test_coalescing_view_shows_the_grid_and_reports_efficiency():
-    view = tricks.CoalescingView()
+    view = tricks._CoalescingView()
     status = view.update(1, 1, 4)
     assert "5 × 32-byte sectors" in status and "80.0%" in status
-    expected = plots.coalescing_grid(memory.coalescing(1, 1, 4), tricks.LINES_DRAWN)
+    expected = plots._coalescing_grid(memory.coalescing(1, 1, 4), tricks.LINES_DRAWN)
     assert np.array_equal(np.asarray(view.image.get_array()), expected)
     assert "beyond the 2 KiB drawn" in view.update(32, 0, 4)
 
@@ -87,7 +88,7 @@ def test_tile_table_agrees_with_the_models_on_what_fits():
     # The compiler keeps fewer buffers than stages on sm_80 (and none pipelined on sm_75), so
     # only a tile whose single stage is over the limit is sure not to fit; the "stages × panels"
     # count is an upper bound on what was compiled.
-    for target, (chip_name, _) in {t: v for t, v in tiles.INSPECT_TARGETS.items()}.items():
+    for target, (chip_name, _) in gpu_inspect.TARGETS.items():
         for bm, bn, bk in [(64, 64, 32), (256, 256, 64), (128, 128, 64)]:
             report = tile_reports.tile_report(target, bm, bn, bk)
             one_stage = tiling.shared_memory_budget(chip_name, bm, bn, bk, "fp16", 1)
@@ -101,7 +102,7 @@ def test_tile_table_agrees_with_the_models_on_what_fits():
 
 
 def test_tiling_view_point_and_gauge_follow_the_calculators():
-    view = tiles.TilingView()
+    view = tiles._TilingView()
     status = view.update(128, 128, 32, "A100-80GB")
     t = tiling.tiled_matmul(4096, 4096, 4096, 128, 128, 32, "fp16")
     model = tiling.shared_memory_budget("A100-80GB", 128, 128, 32, "fp16", 3)
@@ -124,10 +125,10 @@ def test_tiling_view_point_and_gauge_follow_the_calculators():
 
 
 def test_target_of_maps_chips_to_compile_targets():
-    assert tiles.target_of("H100-SXM") == "sm_90"
-    assert tiles.target_of("t4") == "sm_75"
+    assert gpu_inspect.target_of("H100-SXM") == "sm_90"
+    assert gpu_inspect.target_of("t4") == "sm_75"
     with pytest.raises(ValueError, match="no compile target"):
-        tiles.target_of("V100")
+        gpu_inspect.target_of("V100")
 
 
 def test_tile_table_matches_a_fresh_compile():
@@ -139,14 +140,16 @@ def test_tile_table_matches_a_fresh_compile():
             "matmul", target, dtype="fp16", num_warps=4, num_stages=3,
             BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=bk,
         )  # fmt: skip
-        assert tile_reports.entry(fresh) == tuple(tile_reports.REPORTS[(target, bm, bn, bk)])
+        assert tile_reports.TileReport.from_report(fresh) == tile_reports.tile_report(
+            target, bm, bn, bk
+        )
 
 
 # --- waves ----------------------------------------------------------------------------------
 
 
 def test_wave_view_marks_2049_one_wave_more_than_2048():
-    view = tiles.WaveView()
+    view = tiles._WaveView()
     view.update(2048, (256, 128), "H100-SXM")
     before = view.last
     status = view.update(2049, (256, 128), "H100-SXM")
@@ -159,7 +162,7 @@ def test_wave_view_marks_2049_one_wave_more_than_2048():
     assert "2 waves" in status
 
 
-# --- explorers, scrubbers, latency ----------------------------------------------------------
+# --- explorers and latency ----------------------------------------------------------
 
 EXPLORERS = {
     "precision": (tricks.precision_explorer, [{"precision": p} for p in tricks.PRECISIONS]),
@@ -176,19 +179,6 @@ def test_explorer_steps_blit_and_records_latency(name, needless_full_redraws):
     assert needless_full_redraws(explorer, steps) == []
     assert explorer.status.value
     assert len(explorer.timings_ms) >= len(steps)  # a step to the current value is no event
-
-
-@pytest.mark.parametrize(
-    "make",
-    [tricks.precision_scrubber, tricks.coalescing_scrubber, tiles.tiling_scrubber,
-     tiles.wave_scrubber],
-)  # fmt: skip
-def test_scrubbers_are_small_and_self_contained(make):
-    scrubber = make()
-    assert 1 < len(scrubber.frames) <= 60
-    html = scrubber.to_html()
-    assert "<script>" in html and "http" not in html.split("<script>")[1]
-    assert all(scrubber.notes.values())
 
 
 def test_static_figures_return_figures():

@@ -23,7 +23,9 @@ from __future__ import annotations
 
 import math
 import numbers
-from collections.abc import Iterable
+import os
+from collections.abc import Iterable, Mapping
+from pathlib import Path
 from typing import Any, TypeVar
 
 import numpy as np
@@ -47,6 +49,9 @@ def show(value: object, limit: int = 60) -> str:
 
 
 def _is_real(value: object) -> bool:
+    kind = type(value)
+    if kind is int or kind is float:  # the common case, without the slow ABC check
+        return True
     return isinstance(value, numbers.Real) and not isinstance(value, bool | np.bool_)
 
 
@@ -54,23 +59,28 @@ def positive_int(
     name: str, value: object, minimum: int = 1, maximum: int | None = MAX_COUNT
 ) -> int:
     """``value`` as an ``int`` in [minimum, maximum]; integral floats such as ``4096.0`` pass."""
-    upper = "" if maximum is None else f" and ≤ {maximum}"
-    message = f"{name}={show(value)} must be an integer ≥ {minimum}{upper}"
+    if type(value) is int and minimum <= value and (maximum is None or value <= maximum):
+        return value  # the common case, checked before any message is formatted
     if not _is_real(value):
-        raise ValueError(message)
+        raise ValueError(_int_message(name, value, minimum, maximum))
     if isinstance(value, numbers.Integral):
         result = int(value)
     else:
         try:
             as_float = float(value)
         except (OverflowError, ValueError):
-            raise ValueError(message) from None
+            raise ValueError(_int_message(name, value, minimum, maximum)) from None
         if not math.isfinite(as_float) or not as_float.is_integer():
-            raise ValueError(message)
+            raise ValueError(_int_message(name, value, minimum, maximum))
         result = int(as_float)
     if result < minimum or (maximum is not None and result > maximum):
-        raise ValueError(message)
+        raise ValueError(_int_message(name, value, minimum, maximum))
     return result
+
+
+def _int_message(name: str, value: object, minimum: int, maximum: int | None) -> str:
+    upper = "" if maximum is None else f" and ≤ {maximum}"
+    return f"{name}={show(value)} must be an integer ≥ {minimum}{upper}"
 
 
 def positive_float(
@@ -83,41 +93,44 @@ def positive_float(
 ) -> float:
     """``value`` as a finite ``float`` > 0 (or ≥ 0 with ``allow_zero``), ≤ ``maximum`` if given.
 
-    ``bounded`` (the default, for arguments) also keeps a non-zero value within
-    [:data:`MIN_QUANTITY`, :data:`MAX_QUANTITY`]; result objects pass ``bounded=False`` for
-    derived values that may legitimately be tiny (a rescale factor exp(−231)).
+    A value is at most :data:`MAX_QUANTITY`, so products of a few never overflow to inf;
+    ``bounded`` (the default, for arguments) also keeps a non-zero value ≥ :data:`MIN_QUANTITY`;
+    result objects pass ``bounded=False`` for derived values that may legitimately be tiny (a
+    rescale factor exp(−231)).
     """
-    bound = "≥ 0" if allow_zero else "> 0"
-    if maximum is not None:
-        bound += f" and ≤ {maximum:g}"
-    message = f"{name}={show(value)} must be a finite number {bound}"
+
+    def message() -> str:
+        bound = "≥ 0" if allow_zero else "> 0"
+        if maximum is not None:
+            bound += f" and ≤ {maximum:g}"
+        return f"{name}={show(value)} must be a finite number {bound}"
+
     if not _is_real(value):
-        raise ValueError(message)
+        raise ValueError(message())
     try:
         result = float(value)
     except (OverflowError, ValueError):  # an int beyond float range, an odd Real subclass
-        raise ValueError(message) from None
+        raise ValueError(message()) from None
     if not math.isfinite(result) or result < 0 or (result == 0 and not allow_zero):
-        raise ValueError(message)
+        raise ValueError(message())
     if maximum is not None and result > maximum:
-        raise ValueError(message)
-    if bounded and result and not MIN_QUANTITY <= result <= MAX_QUANTITY:
-        raise ValueError(f"{message}, between {MIN_QUANTITY:g} and {MAX_QUANTITY:g}")
+        raise ValueError(message())
+    if result > MAX_QUANTITY or (bounded and result and result < MIN_QUANTITY):
+        low = f"{MIN_QUANTITY:g}" if bounded else "0"
+        raise ValueError(f"{message()}, between {low} and {MAX_QUANTITY:g}")
     return result
 
 
 def finite_float(name: str, value: object) -> float:
     """``value`` as a finite ``float`` of any sign (for quantities that may be negative)."""
-    message = f"{name}={show(value)} must be a finite real number"
-    if not _is_real(value):
-        raise ValueError(message)
-    try:
-        result = float(value)
-    except (OverflowError, ValueError):
-        raise ValueError(message) from None
-    if not math.isfinite(result):
-        raise ValueError(message)
-    return result
+    if _is_real(value):
+        try:
+            result = float(value)
+        except (OverflowError, ValueError):
+            result = math.nan
+        if math.isfinite(result):
+            return result
+    raise ValueError(f"{name}={show(value)} must be a finite real number")
 
 
 def real_number(name: str, value: object) -> float:
@@ -192,3 +205,163 @@ def choice(name: str, value: object, options: Iterable[_T]) -> _T:
 def optional(name: str, value: object, check: Any, *args: Any, **kwargs: Any) -> Any:
     """``None`` stays ``None``; anything else goes through ``check(name, value, ...)``."""
     return None if value is None else check(name, value, *args, **kwargs)
+
+
+def sequence(
+    name: str,
+    value: object,
+    check: Any = None,
+    *,
+    minimum: int = 1,
+    maximum: int | None = None,
+) -> tuple[Any, ...]:
+    """``value`` as a tuple of at least ``minimum`` (and at most ``maximum``) items, each passed
+    through ``check(f"{name}[{i}]", item)`` if given. A string, bytes or a mapping is not a
+    sequence of items here (``"T4"`` would be two chips), nor is a number."""
+    if isinstance(value, str | bytes | Mapping) or not isinstance(value, Iterable):
+        raise TypeError(f"{name}={show(value)} must be a list or tuple")
+    items = tuple(value)
+    if len(items) < minimum or (maximum is not None and len(items) > maximum):
+        upper = "" if maximum is None else f" and at most {maximum}"
+        raise ValueError(
+            f"{name}={show(value)} must hold at least {minimum} item(s){upper}, got {len(items)}"
+        )
+    if check is None:
+        return items
+    return tuple(check(f"{name}[{i}]", item) for i, item in enumerate(items))
+
+
+def mapping(
+    name: str, value: object, check: Any = None, *, keys: Iterable[object] | None = None
+) -> dict[Any, Any]:
+    """``value`` as a dict, each value passed through ``check(f"{name}[{key!r}]", item)`` if
+    given; with ``keys``, it must hold exactly those keys."""
+    if not isinstance(value, Mapping):
+        raise TypeError(f"{name}={show(value)} must be a mapping (a dict)")
+    items = dict(value)
+    if keys is not None and set(items) != set(keys):
+        wanted = ", ".join(map(repr, keys))
+        raise ValueError(f"{name}={show(value)} must have exactly the keys {wanted}")
+    if check is None:
+        return items
+    return {key: check(f"{name}[{key!r}]", item) for key, item in items.items()}
+
+
+def int_pair(name: str, value: object, minimum: int = 1) -> tuple[int, int]:
+    """Two integers ≥ ``minimum``, such as a tile ``(BLOCK_M, BLOCK_N)``."""
+    first, second = sequence(name, value, minimum=2, maximum=2)
+    try:
+        return positive_int(name, first, minimum), positive_int(name, second, minimum)
+    except ValueError:
+        raise ValueError(f"{name}={show(value)} must be two integers ≥ {minimum}") from None
+
+
+#: A figure larger than this (inches) is a mistake, not a figure: 100 inches at 72 dpi is
+#: already 7200 pixels across.
+MAX_FIGURE_INCHES = 100.0
+
+
+def figsize(name: str, value: object) -> tuple[float, float]:
+    """A matplotlib figure size: (width, height) in inches, each in (0, 100]."""
+    message = f"{name}={show(value)} must be (width, height) in inches, each > 0 and ≤ 100"
+    try:
+        width, height = sequence(name, value, minimum=2, maximum=2)
+        return (
+            positive_float(name, width, maximum=MAX_FIGURE_INCHES),
+            positive_float(name, height, maximum=MAX_FIGURE_INCHES),
+        )
+    except (TypeError, ValueError):
+        raise ValueError(message) from None
+
+
+def value_range(name: str, value: object) -> tuple[float, float]:
+    """A (low, high) axis range of positive finite numbers with low < high (log axes)."""
+    message = f"{name}={show(value)} must be (low, high) with 0 < low < high, both finite"
+    try:
+        low, high = sequence(name, value, minimum=2, maximum=2)
+        low, high = positive_float(name, low), positive_float(name, high)
+    except (TypeError, ValueError):
+        raise ValueError(message) from None
+    if not low < high:
+        raise ValueError(message)
+    return low, high
+
+
+def function(name: str, value: object) -> Any:
+    """``value`` if it is callable; ``TypeError`` naming it otherwise."""
+    if not callable(value):
+        raise TypeError(f"{name}={show(value)} must be callable (a function)")
+    return value
+
+
+def instance(name: str, value: object, kind: type[_T]) -> _T:
+    """``value`` if it is a ``kind``; ``TypeError`` naming the type wanted otherwise (so a
+    config of ``0`` or ``"x"`` is an error, never a silent fall-back to the defaults)."""
+    if not isinstance(value, kind):
+        raise TypeError(f"{name}={show(value)} must be a {kind.__name__}")
+    return value
+
+
+def real_array(
+    name: str,
+    value: object,
+    *,
+    allow_zero: bool = True,
+    allow_negative: bool = False,
+    ndim: int | tuple[int, ...] | None = None,
+    finite: bool = True,
+    maximum: float | None = MAX_QUANTITY,
+    max_size: int = 2**26,
+) -> float | np.ndarray:
+    """A real number or an array of them, as a ``float`` (a scalar or a 0-d array) or a float64
+    array. Refuses what numpy would silently convert: strings (``"1"`` → 1.0), booleans,
+    complex numbers (the imaginary part dropped), ``None`` (→ NaN), ragged lists, object arrays;
+    and by default NaN, ±inf and negative values. Empty arrays are refused too."""
+
+    def message() -> str:  # formatted only on failure: repr of a large array is slow
+        bound = (
+            "real numbers" if allow_negative else "numbers ≥ 0" if allow_zero else "numbers > 0"
+        )
+        return f"{name}={show(value)} must be {'finite ' if finite else ''}{bound}"
+
+    if value is None or isinstance(value, str | bytes | bool | np.bool_ | Mapping):
+        raise ValueError(message())
+    if _is_real(value):
+        try:
+            array = np.asarray(float(value))
+        except (OverflowError, ValueError):
+            raise ValueError(message()) from None
+    else:
+        try:
+            array = np.asarray(value)
+        except (TypeError, ValueError, RuntimeError):  # ragged lists, tensors numpy cannot read
+            raise ValueError(f"{message()} (a number or a rectangular array)") from None
+        if array.dtype.kind not in "iuf":  # bool, str, object (ragged, None, huge ints), complex
+            raise ValueError(message())
+        if array.size == 0:
+            raise ValueError(f"{name}={show(value)} must hold at least one number")
+        if array.size > max_size:
+            raise ValueError(f"{name} has {array.size} elements; at most {max_size} are accepted")
+    if ndim is not None and array.ndim not in ((ndim,) if isinstance(ndim, int) else ndim):
+        raise ValueError(f"{name}={show(value)} must have {ndim} dimension(s), got {array.ndim}")
+    array = array.astype(np.float64)
+    with np.errstate(invalid="ignore"):
+        if np.isnan(array).any() or (finite and not np.isfinite(array).all()):
+            raise ValueError(message())
+        if (not allow_negative and (array < 0).any()) or (not allow_zero and (array == 0).any()):
+            raise ValueError(message())
+        if maximum is not None and finite and (np.abs(array) > maximum).any():
+            raise ValueError(f"{message()}, each at most {maximum:g} in size")
+    return float(array) if array.ndim == 0 else array
+
+
+def file_path(name: str, value: object, *, default: object = None) -> Path:
+    """``value`` as a ``Path`` (``None`` → ``default``); anything but a string or an
+    ``os.PathLike`` is a ``TypeError`` naming it (``Path(1)`` fails inside pathlib)."""
+    if value is None and default is not None:
+        value = default
+    if not isinstance(value, str | os.PathLike) or isinstance(value, bool):
+        raise TypeError(f"{name}={show(value)} must be a path (a str or os.PathLike)")
+    if isinstance(value, str) and not value.strip():
+        raise ValueError(f"{name}={value!r} must be a non-empty path")
+    return Path(value)

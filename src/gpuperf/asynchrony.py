@@ -44,7 +44,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from ._validate import name_string, positive_float, positive_int, power_of_two, show
+from ._validate import file_path, name_string, positive_float, positive_int, power_of_two, show
 from .hardware import Chip, chip
 from .units import bytes_per_element, check_precision
 
@@ -70,6 +70,9 @@ class Family:
             name_string("prefixes", prefix)
 
     def matches(self, opcode: str) -> bool:
+        """True when the PTX ``opcode`` belongs to this family."""
+        if not isinstance(opcode, str):
+            raise TypeError(f"opcode={show(opcode)} must be a PTX opcode (a string)")
         return opcode.startswith(self.prefixes)
 
 
@@ -251,7 +254,7 @@ CASES: dict[str, tuple[str, dict]] = {
 }
 
 
-def requests() -> list[dict]:
+def _requests() -> list[dict]:
     """The :func:`gpuperf.inspect.compile_many` requests for every case on every target."""
     return [
         dict(kernel=kernel, target=target, dtype=DTYPE, **overrides)
@@ -260,7 +263,7 @@ def requests() -> list[dict]:
     ]
 
 
-def entry(report: object) -> tuple:
+def _entry(report: object) -> tuple:
     """A compile report as a stored row: family counts (in :data:`FAMILY_KEYS` order), shared
     memory bytes, registers per thread, the tensor-core instructions found, the count of
     opcodes naming ``shared::cluster`` and the family opcodes. The row is checked as
@@ -346,8 +349,8 @@ class StoredCounts:
         return tuple(name for name in self.opcodes if match.matches(name))
 
     def count(self, family: str) -> int:
-        if family not in self.counts:
-            raise KeyError(f"unknown family {family!r}; known: {', '.join(FAMILY_KEYS)}")
+        if not isinstance(family, str) or family not in self.counts:
+            raise KeyError(f"unknown family {show(family)}; known: {', '.join(FAMILY_KEYS)}")
         return self.counts[family]
 
 
@@ -395,13 +398,14 @@ def regenerate(path: str | Path | None = None) -> int:  # pragma: no cover - off
     """Compile every case (about a minute, cached by gpuperf.inspect) and rewrite the table."""
     from . import inspect as gi
 
-    reports = gi.compile_many(requests())
+    path = file_path("path", path, default=__file__)
+
+    reports = gi.compile_many(_requests())
     lines = []
-    for request, report in zip(requests(), reports, strict=True):
+    for request, report in zip(_requests(), reports, strict=True):
         key = (request["kernel"], request["target"])
-        lines.append(f"    {key!r}: {entry(report)!r},")
+        lines.append(f"    {key!r}: {_entry(report)!r},")
     version = reports[0].triton_version
-    path = Path(path or __file__)
     text = path.read_text(encoding="utf-8")
     head = text.split(_MARKER)[0]
     body = (
@@ -558,12 +562,10 @@ __all__ = [
     "TileOverlap",
     "cluster_count",
     "counts_table",
-    "entry",
     "family_counts",
     "mma_flops",
     "mma_shape",
     "regenerate",
-    "requests",
     "stored",
     "tile_overlap",
 ]

@@ -30,6 +30,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ._cache import pure
 from ._validate import (
     MAX_PRODUCT,
     choice,
@@ -74,6 +75,7 @@ class FlashBlocks:
         return math.ceil(positive_int("seq_len", seq_len) / self.block_c)
 
 
+@pure
 def flash_block_sizes(sram_bytes: int, head_dim: int, precision: str = "fp16") -> FlashBlocks:
     """B_c = ⌈M/4d⌉, B_r = min(⌈M/4d⌉, d) with M = sram_bytes / bytes_per_element (Algorithm 1).
 
@@ -105,6 +107,7 @@ def _sizes(seq_len: int, head_dim: int, batch: int, heads: int) -> tuple[int, in
     return seq_len, head_dim, batch * heads
 
 
+@pure
 def hbm_traffic_standard(
     seq_len: int, head_dim: int, precision: str = "fp16", batch: int = 1, heads: int = 1
 ) -> OpCost:
@@ -124,6 +127,7 @@ def hbm_traffic_standard(
     return OpCost(flops, float(read), float(written), "standard attention")
 
 
+@pure
 def hbm_traffic_flash(
     seq_len: int,
     head_dim: int,

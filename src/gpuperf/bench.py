@@ -44,15 +44,71 @@ import math
 import re
 import subprocess
 import sys
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ._validate import positive_float
+from ._validate import (
+    choice,
+    file_path,
+    flag,
+    function,
+    instance,
+    int_pair,
+    mapping,
+    name_string,
+    optional,
+    positive_float,
+    positive_int,
+    sequence,
+    show,
+)
 from .cost import OpCost
 from .runtime import has_cuda_gpu, require
 from .units import format_bandwidth, format_flops, format_seconds
+
+__all__ = [
+    "CASE_DEVICE",
+    "COMMIT_ENV",
+    "DECODE_CONTEXTS",
+    "METHOD",
+    "NO_GPU_MESSAGE",
+    "QUICK_ALSO",
+    "REP_MS",
+    "SCHEMA",
+    "TARGETS",
+    "WARMUP_MS",
+    "Case",
+    "Ceilings",
+    "Floor",
+    "Measurement",
+    "NoGPUError",
+    "Prepared",
+    "Run",
+    "Target",
+    "TargetResult",
+    "cases",
+    "chip_floor",
+    "collect",
+    "document",
+    "error_threshold",
+    "evaluate_targets",
+    "format_case_list",
+    "format_records",
+    "format_table",
+    "format_targets",
+    "main",
+    "measure_case",
+    "measure_ceilings",
+    "measure_seconds",
+    "provenance",
+    "relative_error",
+    "roofline_floor",
+    "run",
+    "write_json",
+]
+
 
 NO_GPU_MESSAGE = (
     "No CUDA GPU is present, so nothing can be measured here: gpuperf never simulates or "
@@ -92,6 +148,34 @@ class Target:
     threshold: float
     cases: tuple[str, ...]
     today: str = ""  # the H100 measurement the target was set against
+
+    def __post_init__(self) -> None:
+        name_string("name", self.name)
+        choice("metric", self.metric, METRICS)
+        positive_float("threshold", self.threshold)
+        object.__setattr__(self, "cases", sequence("cases", self.cases, _pattern))
+        if not isinstance(self.today, str):
+            raise TypeError(f"today={show(self.today)} must be a string")
+
+
+#: The record keys a target can hold to a threshold.
+METRICS = ("frac_copy_bw", "speed_vs_torch")
+#: What evaluating a target can conclude.
+STATUSES = ("met", "not met", "not measured")
+
+
+def _pattern(name: str, value: object) -> str:
+    """A regular expression naming benchmark cases."""
+    name_string(name, value)
+    try:
+        re.compile(value)
+    except re.error as error:
+        raise ValueError(f"{name}={value!r} is not a regular expression: {error}") from None
+    return value
+
+
+def _strings(name: str, value: object) -> tuple[str, ...]:
+    return sequence(name, value, name_string, minimum=0)
 
 
 _MEM = r" fp32 2\^26$"
@@ -219,6 +303,14 @@ class TargetResult:
     missing: tuple[str, ...] = ()
     wrong: tuple[str, ...] = ()
 
+    def __post_init__(self) -> None:
+        instance("target", self.target, Target)
+        choice("status", self.status, STATUSES)
+        optional("worst_case", self.worst_case, name_string)
+        optional("worst_value", self.worst_value, positive_float, allow_zero=True, bounded=False)
+        object.__setattr__(self, "missing", _strings("missing", self.missing))
+        object.__setattr__(self, "wrong", _strings("wrong", self.wrong))
+
     def format(self) -> str:
         t = self.target
         unit = "of copy bw" if t.metric == "frac_copy_bw" else "of torch's speed"
@@ -242,7 +334,8 @@ def evaluate_targets(
     "not measured" means some case the target names has no record; the worst value among the
     cases that do is still reported. Works on a document's ``records`` or a bare list.
     """
-    records = list(records)
+    records = sequence("records", records, _record, minimum=0)
+    targets = sequence("targets", targets, lambda name, t: instance(name, t, Target))
     out = []
     for t in targets:
         values: list[tuple[float, str]] = []
@@ -278,7 +371,29 @@ def evaluate_targets(
 
 
 def format_targets(results: Iterable[TargetResult]) -> str:
-    return "\n".join(r.format() for r in results)
+    """One line per evaluated target: its status, the worst case, what is missing."""
+    check = lambda name, r: instance(name, r, TargetResult)
+    return "\n".join(r.format() for r in sequence("results", results, check, minimum=0))
+
+
+def _record(name: str, value: object) -> Any:
+    """A benchmark record: a mapping with a ``case`` name and numbers ≥ 0 (``us``, ``GBps``,
+    ``rel_err`` …, as ``--json`` writes them; ``rel_err`` may be inf or NaN for a wrong
+    result)."""
+    if not isinstance(value, Mapping) or not isinstance(value.get("case"), str):
+        raise TypeError(f"{name}={show(value)} must be a record: a dict with a 'case' name")
+    for key, number in value.items():
+        if key == "case":
+            continue
+        if (
+            not isinstance(key, str)
+            or isinstance(number, bool)
+            or not (isinstance(number, int | float) and not number < 0)
+        ):
+            raise ValueError(
+                f"{name}[{key!r}]={show(number)} must be a number ≥ 0 (a record's measurement)"
+            )
+    return value
 
 
 # --------------------------------------------------------------------------------------------
@@ -295,6 +410,18 @@ class Floor:
     t_memory_s: float
     source: str  # "chip table: A100-80GB" or "measured ceilings"
 
+    def __post_init__(self) -> None:
+        for name in ("time_s", "t_math_s", "t_memory_s"):
+            positive_float(name, getattr(self, name), allow_zero=True, bounded=False)
+        choice("bound", self.bound, ("HBM", "compute"))
+        if not isinstance(self.source, str):
+            raise TypeError(f"source={show(self.source)} must be a string")
+        if not math.isclose(self.time_s, max(self.t_math_s, self.t_memory_s)):
+            raise ValueError(
+                f"time_s={self.time_s!r} must be max(t_math_s, t_memory_s) = "
+                f"{max(self.t_math_s, self.t_memory_s)!r}: the floor is the larger of the two"
+            )
+
 
 def roofline_floor(
     op: OpCost,
@@ -303,14 +430,11 @@ def roofline_floor(
     source: str = "",
 ) -> Floor:
     """Floor for ``op`` given a math peak and a memory bandwidth (both finite and > 0)."""
-    for name, value in (
-        ("peak_flops_per_s", peak_flops_per_s),
-        ("bandwidth_bytes_per_s", bandwidth_bytes_per_s),
-    ):
-        try:
-            positive_float(name, value)
-        except ValueError:
-            raise ValueError(f"{name}={value!r} must be a finite number > 0") from None
+    instance("op", op, OpCost)
+    peak_flops_per_s = positive_float("peak_flops_per_s", peak_flops_per_s)
+    bandwidth_bytes_per_s = positive_float("bandwidth_bytes_per_s", bandwidth_bytes_per_s)
+    if not isinstance(source, str):
+        raise TypeError(f"source={show(source)} must be a string")
     t_math = op.flops / peak_flops_per_s
     t_mem = op.bytes / bandwidth_bytes_per_s
     bound = "compute" if t_math > t_mem else "HBM"
@@ -321,6 +445,7 @@ def chip_floor(op: OpCost, chip_name: str, precision: str) -> Floor:
     """Floor from the chip table: ``precision``'s dense peak and the HBM bandwidth."""
     from .hardware import chip
 
+    instance("op", op, OpCost)
     c = chip(chip_name)
     return roofline_floor(op, c.peak_flops(precision), c.hbm_bandwidth, f"chip table: {c.name}")
 
@@ -333,6 +458,12 @@ class Measurement:
     op: OpCost
     floor: Floor
     measured_s: float
+
+    def __post_init__(self) -> None:
+        name_string("name", self.name)
+        instance("op", self.op, OpCost)
+        instance("floor", self.floor, Floor)
+        positive_float("measured_s", self.measured_s)
 
     @property
     def fraction_of_roofline(self) -> float:
@@ -361,7 +492,8 @@ class Measurement:
 
 def format_table(measurements: list[Measurement]) -> str:
     """One line per kernel, floor first."""
-    return "\n".join(m.format() for m in measurements)
+    check = lambda name, m: instance(name, m, Measurement)
+    return "\n".join(m.format() for m in sequence("measurements", measurements, check, minimum=0))
 
 
 def _require_gpu() -> None:
@@ -371,12 +503,17 @@ def _require_gpu() -> None:
 
 WARMUP_MS = 25
 REP_MS = 100
+#: Longest warm-up or repetition time accepted (a minute: longer is a typo, not a benchmark).
+MAX_BENCH_MS = 60_000
 
 
 def measure_seconds(
     fn: Callable[[], object], *, warmup_ms: int = WARMUP_MS, rep_ms: int = REP_MS
 ) -> float:
     """Median time of ``fn()`` in seconds with ``triton.testing.do_bench`` (GPU only)."""
+    function("fn", fn)
+    warmup_ms = positive_int("warmup_ms", warmup_ms, maximum=MAX_BENCH_MS)
+    rep_ms = positive_int("rep_ms", rep_ms, maximum=MAX_BENCH_MS)
     _require_gpu()
     testing = require("triton.testing", "pip install triton")
     ms = testing.do_bench(fn, warmup=warmup_ms, rep=rep_ms, return_mode="median")
@@ -390,9 +527,15 @@ class Ceilings:
     copy_bandwidth: float
     matmul_flops_per_s: float
 
+    def __post_init__(self) -> None:
+        positive_float("copy_bandwidth", self.copy_bandwidth)
+        positive_float("matmul_flops_per_s", self.matmul_flops_per_s)
+
 
 def measure_ceilings(copy_bytes: int = 1 << 30, matmul_n: int = 8192) -> Ceilings:
     """A large device-to-device copy and a large fp16 ``torch.matmul``, timed once (GPU only)."""
+    copy_bytes = positive_int("copy_bytes", copy_bytes, minimum=2, maximum=1 << 40)
+    matmul_n = positive_int("matmul_n", matmul_n, maximum=1 << 16)
     _require_gpu()
     import torch
 
@@ -415,8 +558,16 @@ def relative_error(out: Any, ref: Any) -> float:
 
     outs = out if isinstance(out, tuple | list) else (out,)
     refs = ref if isinstance(ref, tuple | list) else (ref,)
+    for name, tensors in (("out", outs), ("ref", refs)):
+        for t in tensors:
+            if not isinstance(t, torch.Tensor) or t.is_complex() or t.device.type == "meta":
+                raise TypeError(
+                    f"{name}={show(t)} must be a real torch.Tensor (or a tuple of them)"
+                )
     if len(outs) != len(refs):
-        raise ValueError(f"{len(outs)} outputs but {len(refs)} references")
+        raise ValueError(
+            f"out={show(out)} holds {len(outs)} tensor(s) but ref={show(ref)} holds {len(refs)}"
+        )
     num = den = 0.0
     for o, r in zip(outs, refs, strict=True):
         if o.shape != r.shape:
@@ -452,6 +603,15 @@ class Prepared:
     torch: dict[str, Callable[[], object]] = field(default_factory=dict)
     grad: bool = False  # the calls run a backward pass: keep grad mode on
 
+    def __post_init__(self) -> None:
+        function("kernel", self.kernel)
+        optional("output", self.output, function)
+        optional("reference", self.reference, function)
+        mapping("torch", self.torch, function)
+        for label in self.torch:
+            name_string("torch label", label)
+        flag("grad", self.grad)
+
 
 @dataclass(frozen=True)
 class Case:
@@ -462,6 +622,15 @@ class Case:
     precision: str
     setup: Callable[[], Prepared]
     min_capability: tuple[int, int] = (7, 0)  # bf16 and TF32 need sm_80; TMA needs sm_90
+
+    def __post_init__(self) -> None:
+        name_string("name", self.name)
+        instance("op", self.op, OpCost)
+        error_threshold(self.precision)  # a precision with a tolerance, or a clear error
+        function("setup", self.setup)
+        object.__setattr__(
+            self, "min_capability", int_pair("min_capability", self.min_capability, 0)
+        )
 
     @property
     def memory_bound(self) -> bool:
@@ -502,6 +671,7 @@ def _sdpa_decode(q, k_cache, v_cache):
 def cases(quick: bool = False) -> list[Case]:
     """Every benchmark case, in the order they run (``quick``: those the targets need, see
     :func:`_quick`). Building the list needs no GPU and allocates nothing."""
+    quick = flag("quick", quick)
     out = _all_cases()
     return [c for c in out if _quick(c.name)] if quick else out
 
@@ -757,6 +927,18 @@ class Run:
     chip_name: str | None
     wrong: list[str]
 
+    def __post_init__(self) -> None:
+        # the lists grow while a run goes on (collect appends to them): checked, not copied
+        sequence("records", instance("records", self.records, list), _record, minimum=0)
+        measured = lambda name, m: instance(name, m, Measurement)
+        sequence(
+            "measurements", instance("measurements", self.measurements, list), measured, minimum=0
+        )
+        mapping("roofline", instance("roofline", self.roofline, dict), mapping)
+        optional("ceilings", self.ceilings, instance, Ceilings)
+        optional("chip_name", self.chip_name, name_string)
+        sequence("wrong", instance("wrong", self.wrong, list), name_string, minimum=0)
+
 
 def measure_case(case: Case, floor: Floor, copy_bandwidth: float | None) -> list[dict[str, Any]]:
     """Check ``case`` for correctness, then time it and its torch counterparts (GPU only).
@@ -765,6 +947,9 @@ def measure_case(case: Case, floor: Floor, copy_bandwidth: float | None) -> list
     ``<case> vs <label>`` record per further counterpart. A wrong result is recorded with its
     ``rel_err`` and ``us = 0`` (not timed).
     """
+    instance("case", case, Case)
+    instance("floor", floor, Floor)
+    optional("copy_bandwidth", copy_bandwidth, positive_float)
     _require_gpu()
     import torch
 
@@ -839,6 +1024,11 @@ def collect(
 
     ``on_case(run_so_far)`` is called after the ceilings and after each case, so a caller can
     save what was measured before a run is stopped early."""
+    chip_name = optional("chip_name", chip_name, name_string)
+    measured_ceilings = flag("measured_ceilings", measured_ceilings)
+    progress, quick = flag("progress", progress), flag("quick", quick)
+    only = optional("only", only, _pattern)
+    on_case = optional("on_case", on_case, function)
     _require_gpu()
     import torch
 
@@ -902,13 +1092,16 @@ def run(
     chip_name: str | None = None, *, measured_ceilings: bool = True, progress: bool = True
 ) -> list[Measurement]:
     """Measure every course kernel on this GPU (raises :class:`NoGPUError` without one)."""
+    optional("chip_name", chip_name, name_string)
+    flag("measured_ceilings", measured_ceilings)
+    flag("progress", progress)
     return collect(chip_name, measured_ceilings=measured_ceilings, progress=progress).measurements
 
 
 def format_records(records: Iterable[dict[str, Any]]) -> str:
     """One line per record: time, rate, fraction of copy bandwidth, ratio to torch, error."""
     lines = []
-    for r in records:
+    for r in sequence("records", records, _record, minimum=0):
         if not r.get("us"):
             lines.append(f"{r['case']}: WRONG RESULT (rel_err {r.get('rel_err', math.nan):.1e})")
             continue
@@ -979,6 +1172,7 @@ def _driver_version() -> str:
 
 def provenance(chip_name: str | None) -> dict[str, str]:
     """Device, driver, CUDA, torch, Triton, numpy, Python, date and gpuperf commit of this run."""
+    optional("chip_name", chip_name, name_string)
     _require_gpu()
     import platform
     from importlib.metadata import version
@@ -1012,10 +1206,17 @@ def document(
 ) -> dict[str, Any]:
     """The ``gpuperf.bench/1`` JSON document: provenance, records, and the targets' verdicts.
     ``complete`` is False while a run is under way (or was stopped before its last case)."""
+    records = list(sequence("records", records, _record, minimum=0))
+    text = lambda name, value: instance(name, value, str)
+    provenance_ = mapping("provenance_", provenance_, text)
+    for key in provenance_:
+        text("provenance_ key", key)
+    ceilings = optional("ceilings", ceilings, instance, Ceilings)
+    roofline = optional("roofline", roofline, mapping, lambda name, row: mapping(name, row))
     doc: dict[str, Any] = {
         "schema": SCHEMA,
-        "complete": complete,
-        "provenance": dict(provenance_),
+        "complete": flag("complete", complete),
+        "provenance": provenance_,
         "records": records,
     }
     if ceilings is not None:
@@ -1043,7 +1244,8 @@ def document(
 
 def write_json(path: str | Path, doc: dict[str, Any]) -> Path:
     """Write ``doc`` atomically: a reader (or a run killed mid-write) never sees half a file."""
-    path = Path(path)
+    path = file_path("path", path)
+    doc = mapping("doc", doc)
     path.parent.mkdir(parents=True, exist_ok=True)
     partial = path.with_name(f".{path.name}.partial")
     partial.write_text(json.dumps(doc, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
@@ -1055,7 +1257,7 @@ def format_case_list(selected: Iterable[Case]) -> str:
     """The cases a run would measure, one a line: name, precision, FLOPs, bytes, GPU needed.
     No timing: this is what ``--list`` prints, with or without a GPU."""
     lines = []
-    for c in selected:
+    for c in sequence("selected", selected, lambda name, c: instance(name, c, Case), minimum=0):
         major, minor = c.min_capability
         lines.append(
             f"{c.name}  [{c.precision}; {c.op.flops:.3g} FLOP, {c.op.bytes:.3g} B; "
@@ -1088,6 +1290,8 @@ def main(argv: list[str] | None = None) -> int:
         "--list", action="store_true", help="print the cases a run would measure; time nothing"
     )
     parser.add_argument("--no-progress", action="store_true")
+    if argv is not None:
+        argv = list(sequence("argv", argv, name_string, minimum=0))
     args = parser.parse_args(argv)
     if args.only is not None:
         try:

@@ -25,7 +25,7 @@ and it writes, under ``_build/html/downloads/``:
   that strings every built page's article together (the same HTML, CSS, figures and typeset
   formulas as the website). Without Chromium (``GPUPERF_CHROMIUM`` or ``chromium`` on the PATH)
   the PDF is skipped with a message, and ``GPUPERF_BOOK_PDF=0`` skips it on purpose; either way
-  no page links a download that was not written (:func:`unlink_missing_downloads`).
+  no page links a download that was not written (:func:`_unlink_missing_downloads`).
 
 Nothing here is imported by the course package itself; Sphinx, nbformat, fontTools and
 vl-convert (``requirements-book.txt``) and, for the PDF, Chromium are needed only while the book
@@ -46,6 +46,13 @@ from pathlib import Path
 from typing import Any
 
 #: Where the downloads land, relative to the HTML output directory.
+__all__ = [
+    "BOOK_PDF",
+    "DOWNLOADS",
+    "NOTEBOOKS_ZIP",
+    "setup",
+]
+
 DOWNLOADS = "downloads"
 NOTEBOOKS_ZIP = "gpuperf-notebooks.zip"
 BOOK_PDF = "gpuperf-book.pdf"
@@ -53,7 +60,7 @@ BOOK_PDF = "gpuperf-book.pdf"
 _ZIP_DATE = (2020, 1, 1, 0, 0, 0)
 
 
-def toc_documents(app: Any) -> list[str]:
+def _toc_documents(app: Any) -> list[str]:
     """Every document of the book in reading order (root first), without extension."""
     site_map = getattr(app.config, "external_site_map", None)
     if site_map is None:
@@ -73,7 +80,7 @@ def toc_documents(app: Any) -> list[str]:
     return order
 
 
-def stripped_notebook(path: Path) -> bytes:
+def _stripped_notebook(path: Path) -> bytes:
     """The notebook without outputs, execution counts or widget state."""
     import nbformat
 
@@ -88,7 +95,7 @@ def stripped_notebook(path: Path) -> bytes:
     return out.getvalue().encode("utf-8")
 
 
-def write_notebooks_zip(srcdir: Path, documents: list[str], target: Path) -> list[str]:
+def _write_notebooks_zip(srcdir: Path, documents: list[str], target: Path) -> list[str]:
     """Zip every notebook among ``documents`` (outputs stripped); returns the archive names."""
     names = []
     target.parent.mkdir(parents=True, exist_ok=True)
@@ -107,7 +114,7 @@ def write_notebooks_zip(srcdir: Path, documents: list[str], target: Path) -> lis
             name = f"gpuperf-notebooks/{doc}.ipynb"
             info = zipfile.ZipInfo(name, _ZIP_DATE)
             info.compress_type = zipfile.ZIP_DEFLATED
-            archive.writestr(info, stripped_notebook(path))
+            archive.writestr(info, _stripped_notebook(path))
             names.append(name)
             # a lab's public tests sit next to its student notebook (grader.check reads them)
             for test in sorted((path.parent / "tests").glob("*.py")):
@@ -144,7 +151,7 @@ _VEGA_BLOCK = re.compile(
 )
 
 
-def online_book_url(repository_url: str) -> str:
+def _online_book_url(repository_url: str) -> str:
     """Where GitHub Pages publishes the book of ``https://github.com/OWNER/REPO``."""
     match = re.fullmatch(r"https://github\.com/([^/]+)/([^/]+?)/?", repository_url.strip())
     if match is None:
@@ -153,7 +160,7 @@ def online_book_url(repository_url: str) -> str:
     return f"https://{owner.lower()}.github.io/{repo}/"
 
 
-def static_vega_figures(html: str, page: str, outdir: Path, online: str | None) -> str:
+def _static_vega_figures(html: str, page: str, outdir: Path, online: str | None) -> str:
     """Each :mod:`gpuperf.vega` figure of a page drawn as a static SVG at its default controls
     (vl-convert renders the same Vega spec the browser draws), for the PDF, where no script runs:
     the figure keeps its alt text, note and caption, plus a line pointing at the live page."""
@@ -185,9 +192,9 @@ def static_vega_figures(html: str, page: str, outdir: Path, online: str | None) 
     return _VEGA_BLOCK.sub(draw, html)
 
 
-def print_page(outdir: Path, documents: list[str], online: str | None = None) -> str:
+def _print_page(outdir: Path, documents: list[str], online: str | None = None) -> str:
     """One HTML page with every document's article, in order, for printing; interactive figures
-    become static pictures (:func:`static_vega_figures`), ``online`` being the book's URL."""
+    become static pictures (:func:`_static_vega_figures`), ``online`` being the book's URL."""
     first = (outdir / f"{documents[0]}.html").read_text(encoding="utf-8")
     head = first.split("</head>", 1)[0]
     articles = []
@@ -202,7 +209,7 @@ def print_page(outdir: Path, documents: list[str], online: str | None = None) ->
             mathjax = _rebase("".join(_MATHJAX_TAGS.findall(text)), f"{doc}.html")
         match = _ARTICLE.search(text)
         if match:
-            article = static_vega_figures(match.group(1), f"{doc}.html", outdir, online)
+            article = _static_vega_figures(match.group(1), f"{doc}.html", outdir, online)
             articles.append(
                 f'<section class="gpuperf-print-page">{_rebase(article, f"{doc}.html")}</section>'
             )
@@ -220,19 +227,19 @@ def print_page(outdir: Path, documents: list[str], online: str | None = None) ->
     return f"{head}{style}</head><body><main>{body}</main></body></html>"
 
 
-def chromium_path() -> str | None:
+def _chromium_path() -> str | None:
     candidate = os.environ.get("GPUPERF_CHROMIUM")
     if candidate and Path(candidate).is_file():
         return candidate
     return shutil.which("chromium") or shutil.which("chromium-browser")
 
 
-def write_pdf(
+def _write_pdf(
     outdir: Path, documents: list[str], target: Path, chromium: str, online: str | None = None
 ) -> None:
     """Print the whole book to ``target`` with headless Chromium (offline, file:// URLs)."""
     page = outdir / "_print.html"
-    page.write_text(print_page(outdir, documents, online), encoding="utf-8")
+    page.write_text(_print_page(outdir, documents, online), encoding="utf-8")
     try:
         with tempfile.TemporaryDirectory(prefix="gpuperf-pdf-") as profile:
             subprocess.run(
@@ -265,7 +272,7 @@ _INLINE_IMG = re.compile(
 FRAMES_DIR = "_images/frames"
 
 
-def drop_fontawesome(html: str) -> str:
+def _drop_fontawesome(html: str) -> str:
     """Remove the theme's 1.5 MB Font Awesome script: its CSS already draws the same icons from
     the web fonts, which the browser fetches only for glyphs a page shows."""
     return _FONTAWESOME_JS.sub("", html)
@@ -276,13 +283,13 @@ _WIDGET_STATE = re.compile(
 )
 
 
-def drop_widget_state(html: str) -> str:
+def _drop_widget_state(html: str) -> str:
     """Remove saved ipywidgets state: nothing in the book renders live widgets (their outputs
     are removed; ``nb_ipywidgets_js`` is empty), so it is dead weight."""
     return _WIDGET_STATE.sub("", html)
 
 
-def drop_mathjax_without_math(html: str) -> str:
+def _drop_mathjax_without_math(html: str) -> str:
     """Remove MathJax from a page with no formula of its own (Sphinx adds it to a page whose
     toctree children have maths, e.g. the front page)."""
     body = html.split("<body", 1)[-1]
@@ -291,7 +298,7 @@ def drop_mathjax_without_math(html: str) -> str:
     return _MATHJAX_TAGS.sub("", html)
 
 
-def externalize_frames(html: str, page: str, outdir: Path) -> str:
+def _externalize_frames(html: str, page: str, outdir: Path) -> str:
     """Move a scrubber's inline base64 frames into PNG files that load when a control selects
     them, and every other inline PNG or SVG ``<img>`` (a figure in an answer) into a file: the
     page keeps a URL per frame, and only the first frame of each scrubber loads at once."""
@@ -345,7 +352,7 @@ _VEGA_SPEC = re.compile(
 VEGA_DIR = "_images/vega"
 
 
-def externalize_vega_specs(html: str, page: str, outdir: Path) -> str:
+def _externalize_vega_specs(html: str, page: str, outdir: Path) -> str:
     """Move each :mod:`gpuperf.vega` figure's spec (its data grid: tens to hundreds of kB) out of
     the page into a JSON file, which the figure fetches when it nears the screen."""
     import hashlib
@@ -367,7 +374,7 @@ def externalize_vega_specs(html: str, page: str, outdir: Path) -> str:
     return _VEGA_SPEC.sub(move, html)
 
 
-def write_vega_bundle(outdir: Path) -> bool:
+def _write_vega_bundle(outdir: Path) -> bool:
     """Write the Vega runtime into ``_static/`` when a page has a :mod:`gpuperf.vega` figure."""
     if not any(
         "gpuperf-vega-spec" in path.read_text(encoding="utf-8", errors="ignore")
@@ -393,7 +400,7 @@ ICON_FONTS_DIR = "_static/fonts"
 ICONS_CSS = "_static/gpuperf-icons.css"
 
 
-def used_icon_codepoints(outdir: Path) -> set[int]:
+def _used_icon_codepoints(outdir: Path) -> set[int]:
     """Code points of the Font Awesome icons the book can show: the ``fa-*`` classes named in
     its pages and scripts, and the glyphs the stylesheets draw themselves."""
     names_to_code: dict[str, int] = {}
@@ -416,7 +423,7 @@ def used_icon_codepoints(outdir: Path) -> set[int]:
     return drawn | {names_to_code[name] for name in used if name in names_to_code}
 
 
-def subset_icon_fonts(outdir: Path) -> int:
+def _subset_icon_fonts(outdir: Path) -> int:
     """Cut the theme's Font Awesome fonts (275 kB of woff2 on a first view) down to the glyphs
     the book uses, and make the book's stylesheet load those instead; returns the fonts made."""
     css_path = outdir / ICON_CSS
@@ -424,7 +431,7 @@ def subset_icon_fonts(outdir: Path) -> int:
         return 0
     from fontTools import subset
 
-    codepoints = used_icon_codepoints(outdir)
+    codepoints = _used_icon_codepoints(outdir)
     faces = []
     for face in _FONT_FACE.findall(css_path.read_text(encoding="utf-8")):
         ttf = re.search(r"url\(([^)]+\.ttf)\)", face)
@@ -461,7 +468,7 @@ def subset_icon_fonts(outdir: Path) -> int:
     return len(faces)
 
 
-def link_icons_css(html: str, page: str) -> str:
+def _link_icons_css(html: str, page: str) -> str:
     """Link the subset icon fonts' stylesheet last in the head (once)."""
     if "gpuperf-icons.css" in html or "</head>" not in html:
         return html
@@ -473,7 +480,7 @@ def link_icons_css(html: str, page: str) -> str:
 _IMG_TAG = re.compile(r"<img\b(?![^>]*\bloading=)")
 
 
-def lazy_images(html: str) -> str:
+def _lazy_images(html: str) -> str:
     """Let the browser fetch a figure when the reader scrolls near it (``loading="lazy"``);
     those in the first screen still load at once."""
     return _IMG_TAG.sub('<img loading="lazy" decoding="async"', html)
@@ -488,7 +495,7 @@ def _pages(outdir: Path) -> list[Path]:
     ]
 
 
-def lighten_pages(outdir: Path) -> dict[str, int]:
+def _lighten_pages(outdir: Path) -> dict[str, int]:
     """Apply the rewrites above to every built page (idempotent: an incremental build leaves
     pages it did not rewrite as they were); returns page → bytes saved."""
     icons = (outdir / ICONS_CSS).is_file()
@@ -496,12 +503,12 @@ def lighten_pages(outdir: Path) -> dict[str, int]:
     for path in _pages(outdir):
         page = path.relative_to(outdir).as_posix()
         html = path.read_text(encoding="utf-8")
-        light = drop_widget_state(drop_mathjax_without_math(drop_fontawesome(html)))
-        light = externalize_frames(light, page, outdir)
-        light = externalize_vega_specs(light, page, outdir)
-        light = lazy_images(light)
+        light = _drop_widget_state(_drop_mathjax_without_math(_drop_fontawesome(html)))
+        light = _externalize_frames(light, page, outdir)
+        light = _externalize_vega_specs(light, page, outdir)
+        light = _lazy_images(light)
         if icons:
-            light = link_icons_css(light, page)
+            light = _link_icons_css(light, page)
         if light != html:
             path.write_text(light, encoding="utf-8")
             saved[page] = len(html) - len(light)
@@ -517,7 +524,7 @@ _DOWNLOAD_ITEM = re.compile(
 _HIDDEN_ITEM = re.compile(r"<!-- gpuperf: not built: (<li>.*?</li>) -->", re.S)
 
 
-def unlink_missing_downloads(html: str, page: str, outdir: Path) -> str:
+def _unlink_missing_downloads(html: str, page: str, outdir: Path) -> str:
     """Hide every list item that links a file under ``downloads/`` this build did not write
     (the PDF without Chromium), inside an HTML comment, so a page never links a missing file;
     an item hidden by an earlier build comes back once its file exists (incremental builds)."""
@@ -550,14 +557,14 @@ def _print_pdf(outdir: Path, documents: list[str], log: Any, online: str | None 
     """Print the PDF where Chromium exists; otherwise remove any PDF an earlier build left.
     ``online`` is the published book's URL, which each interactive figure points at."""
     pdf = outdir / DOWNLOADS / BOOK_PDF
-    chromium = chromium_path()
+    chromium = _chromium_path()
     if os.environ.get("GPUPERF_BOOK_PDF", "1") == "0":
         reason = "skipped (GPUPERF_BOOK_PDF=0)"
     elif chromium is None:
         reason = "skipped: no Chromium (apt-get install chromium, or set GPUPERF_CHROMIUM)"
     else:
         try:
-            write_pdf(outdir, documents, pdf, chromium, online)
+            _write_pdf(outdir, documents, pdf, chromium, online)
             log.info(f"gpuperf: the book as one PDF → {DOWNLOADS}/{BOOK_PDF}")
             return
         except (subprocess.SubprocessError, OSError) as error:
@@ -566,7 +573,7 @@ def _print_pdf(outdir: Path, documents: list[str], log: Any, online: str | None 
     log.info(f"gpuperf: PDF {reason}; the front page does not link it")
 
 
-def build_downloads(app: Any, exception: BaseException | None) -> None:
+def _build_downloads(app: Any, exception: BaseException | None) -> None:
     """``build-finished`` handler: the zip of notebooks and, where Chromium exists, the PDF."""
     from sphinx.util import logging
 
@@ -574,25 +581,25 @@ def build_downloads(app: Any, exception: BaseException | None) -> None:
         return
     log = logging.getLogger(__name__)
     outdir = Path(app.outdir)
-    if write_vega_bundle(outdir):
+    if _write_vega_bundle(outdir):
         log.info("gpuperf: Vega runtime for the interactive figures → _static/")
-    log.info(f"gpuperf: {subset_icon_fonts(outdir)} icon fonts cut to the glyphs in use")
-    saved = lighten_pages(outdir)
+    log.info(f"gpuperf: {_subset_icon_fonts(outdir)} icon fonts cut to the glyphs in use")
+    saved = _lighten_pages(outdir)
     log.info(f"gpuperf: {len(saved)} pages lightened by {sum(saved.values()) / 1e6:.1f} MB")
-    documents = toc_documents(app)
+    documents = _toc_documents(app)
     target = outdir / DOWNLOADS
-    names = write_notebooks_zip(Path(app.srcdir), documents, target / NOTEBOOKS_ZIP)
+    names = _write_notebooks_zip(Path(app.srcdir), documents, target / NOTEBOOKS_ZIP)
     count = sum(name.endswith(".ipynb") for name in names)
     log.info(f"gpuperf: {count} notebooks (outputs stripped) → {DOWNLOADS}/{NOTEBOOKS_ZIP}")
     repository = (app.config.html_theme_options or {}).get("repository_url", "")
-    _print_pdf(outdir, documents, log, online_book_url(repository) if repository else None)
+    _print_pdf(outdir, documents, log, _online_book_url(repository) if repository else None)
     for path in _pages(outdir):
         html = path.read_text(encoding="utf-8")
-        linked = unlink_missing_downloads(html, path.relative_to(outdir).as_posix(), outdir)
+        linked = _unlink_missing_downloads(html, path.relative_to(outdir).as_posix(), outdir)
         if linked != html:
             path.write_text(linked, encoding="utf-8")
 
 
 def setup(app: Any) -> dict[str, Any]:
-    app.connect("build-finished", build_downloads)
+    app.connect("build-finished", _build_downloads)
     return {"parallel_read_safe": True, "parallel_write_safe": True, "version": "1"}

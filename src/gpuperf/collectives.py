@@ -75,6 +75,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from functools import cache
 
 import numpy as np
 
@@ -715,8 +716,10 @@ class Link:
         name_string("source", self.source)
 
 
+@cache
 def links() -> tuple[Link, ...]:
-    """Per-rank links of the explorers, every bandwidth read from :mod:`gpuperf.hardware`."""
+    """Per-rank links of the explorers, every bandwidth read from :mod:`gpuperf.hardware`
+    (built once: the chip table is constant, and the explorers ask on every step)."""
     h100, a100 = chip("H100-SXM"), chip("A100-80GB")
     assert h100.interconnect_bandwidth and a100.interconnect_bandwidth
     return (

@@ -34,7 +34,10 @@ class WarpDivergence:
     paths_per_warp: np.ndarray
 
     def __post_init__(self) -> None:
-        paths = np.asarray(self.paths_per_warp)
+        try:
+            paths = np.asarray(self.paths_per_warp)
+        except ValueError:  # ragged: numpy cannot make an array of it
+            paths = np.asarray([])
         if (
             paths.ndim != 1
             or paths.size == 0

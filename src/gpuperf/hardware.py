@@ -278,6 +278,12 @@ class Chip:
 
     def replace(self, **changes: object) -> Chip:
         """A copy with some fields changed: ``chip("v5e").replace(hbm_bandwidth=8.1e11)``."""
+        fields = [f.name for f in dataclasses.fields(self)]
+        unknown = sorted(set(changes) - set(fields))
+        if unknown:
+            raise TypeError(
+                f"{', '.join(unknown)}: not fields of Chip; fields: {', '.join(fields)}"
+            )
         return dataclasses.replace(self, **changes)
 
 

@@ -54,10 +54,24 @@ import subprocess
 import sys
 import tempfile
 from collections import Counter
+from collections.abc import Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
+
+from ._validate import (
+    choice,
+    flag,
+    instance,
+    name_string,
+    optional,
+    positive_float,
+    positive_int,
+    power_of_two,
+    sequence,
+    show,
+)
 
 #: Targets the course compiles for: name → (chip in :mod:`gpuperf.hardware`, compute capability).
 TARGETS: dict[str, tuple[str, int]] = {
@@ -71,6 +85,22 @@ ARCH_TARGETS: dict[str, tuple[str, int]] = {
 }
 _ALL_TARGETS = {**TARGETS, **ARCH_TARGETS}
 DTYPES = ("fp32", "fp16", "bf16")
+
+
+def target_of(chip_name: str) -> str:
+    """The compile target (``"sm_80"``) of a chip of :data:`TARGETS` (``"A100"`` → sm_80).
+
+    ``KeyError`` for a name the chip table does not know; ``ValueError`` listing the targets for a
+    chip the course does not compile for (a V100, a TPU).
+    """
+    from .hardware import chip
+
+    name = chip(chip_name).name
+    for target, (target_chip, _) in TARGETS.items():
+        if chip(target_chip).name == name:
+            return target
+    known = ", ".join(f"{chip(c).name} ({t})" for t, (c, _) in TARGETS.items())
+    raise ValueError(f"chip_name={chip_name!r}: no compile target for {name}; known: {known}")
 
 
 @dataclass(frozen=True)
@@ -90,6 +120,40 @@ class KernelSpec:
     # Triton's JIT turns an integer argument equal to 1 into the constant 1 before compiling, so
     # the compiler knows the innermost dimension is contiguous: vector loads and cp.async.
     unit_args: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        name_string("module", self.module)
+        name_string("kernel", self.kernel)
+        object.__setattr__(self, "constexprs", _constexprs("constexprs", self.constexprs))
+        power_of_two("num_warps", self.num_warps, 1, 32)
+        positive_int("num_stages", self.num_stages, 1, MAX_NUM_STAGES)
+        for name in ("fp32_pointers", "divisible_by_16", "unit_args"):
+            value = sequence(name, getattr(self, name), name_string, minimum=0)
+            object.__setattr__(self, name, value)
+
+
+#: Most pipeline stages a compile request may ask for (Triton's own bound for these kernels).
+MAX_NUM_STAGES = 8
+
+
+def _constexprs(name: str, value: object) -> dict:
+    """Meta-parameters: a mapping from names to numbers, booleans or strings."""
+    if not isinstance(value, Mapping) or not all(isinstance(k, str) for k in value):
+        raise TypeError(f"{name}={show(value)} must be a dict of meta-parameter names")
+    for key, item in value.items():  # tiles, flags, strides, "ieee": never a float or negative
+        if not isinstance(item, bool | str):
+            positive_int(f"{name}[{key!r}]", item, minimum=0)
+    return dict(value)
+
+
+def _opcode_counts(name: str, value: object) -> tuple[tuple[str, int], ...]:
+    """(opcode, count) pairs, as the PTX listing gives them."""
+
+    def pair(label: str, item: object) -> tuple[str, int]:
+        opcode, count = sequence(label, item, minimum=2, maximum=2)
+        return name_string(label, opcode), positive_int(label, count, minimum=0)
+
+    return sequence(name, value, pair, minimum=0)
 
 
 _FA = {
@@ -269,6 +333,32 @@ class CompileReport:
     #: True when ``fits`` comes from the course's shared-memory model, not from a compile.
     modelled: bool = False
 
+    def __post_init__(self) -> None:
+        name_string("kernel", self.kernel)
+        choice("target", self.target, _ALL_TARGETS)
+        name_string("chip_name", self.chip_name)
+        choice("dtype", self.dtype, DTYPES)
+        power_of_two("num_warps", self.num_warps, 1, 32)
+        positive_int("num_stages", self.num_stages, 1, MAX_NUM_STAGES)
+        object.__setattr__(self, "constexprs", _constexprs("constexprs", self.constexprs))
+        name_string("triton_version", self.triton_version)
+        for name in ("compiled", "fits", "modelled"):
+            flag(name, getattr(self, name))
+        for name in (
+            "shared_memory_bytes", "shared_memory_limit_bytes", "registers_per_thread",
+            "spill_bytes", "spill_store_bytes", "spill_load_bytes", "active_warps_per_sm",
+        ):  # fmt: skip
+            optional(name, getattr(self, name), positive_int, minimum=0)
+        optional("occupancy", self.occupancy, positive_float, allow_zero=True, maximum=1.0)
+        optional("limited_by", self.limited_by, name_string)
+        value = sequence("tensor_core_instructions", self.tensor_core_instructions, name_string,
+                         minimum=0)  # fmt: skip
+        object.__setattr__(self, "tensor_core_instructions", value)
+        for name in ("global_accesses", "ptx_instructions"):
+            object.__setattr__(self, name, _opcode_counts(name, getattr(self, name)))
+        if not isinstance(self.explanation, str):
+            raise TypeError(f"explanation={show(self.explanation)} must be a string")
+
     @property
     def threads_per_block(self) -> int:
         return 32 * self.num_warps
@@ -291,6 +381,7 @@ class CompileReport:
     def instruction_count(self, prefix: str) -> int:
         """How many PTX instructions start with ``prefix`` (``"fma"``, ``"sin.approx"``,
         ``"cp.async"``): static counts in the listing, not executions."""
+        prefix = name_string("prefix", prefix)
         return sum(count for name, count in self.ptx_instructions if name.startswith(prefix))
 
     def summary(self) -> str:
@@ -331,13 +422,13 @@ def _module_source_hash(module: str) -> str:
 
 
 def _job(kernel: str, target: str, dtype: str, num_warps, num_stages, overrides) -> dict:
-    if kernel not in KERNELS and kernel not in ARCH_KERNELS:
+    if not isinstance(kernel, str) or (kernel not in KERNELS and kernel not in ARCH_KERNELS):
         known = ", ".join(sorted({**KERNELS, **ARCH_KERNELS}))
-        raise KeyError(f"unknown kernel {kernel!r}; known: {known}")
-    if target not in _ALL_TARGETS:
-        raise ValueError(f"target={target!r} must be one of {', '.join(_ALL_TARGETS)}")
-    if dtype not in DTYPES:
-        raise ValueError(f"dtype={dtype!r} must be one of {', '.join(DTYPES)}")
+        raise KeyError(f"unknown kernel {show(kernel)}; known: {known}")
+    if not isinstance(target, str) or target not in _ALL_TARGETS:
+        raise ValueError(f"target={show(target)} must be one of {', '.join(_ALL_TARGETS)}")
+    if not isinstance(dtype, str) or dtype not in DTYPES:
+        raise ValueError(f"dtype={show(dtype)} must be one of {', '.join(DTYPES)}")
     spec = KERNELS[kernel] if kernel in KERNELS else ARCH_KERNELS[kernel]
     unknown = set(overrides) - set(spec.constexprs)
     if unknown:
@@ -345,8 +436,6 @@ def _job(kernel: str, target: str, dtype: str, num_warps, num_stages, overrides)
             f"{kernel} has no meta-parameter {', '.join(sorted(unknown))}; "
             f"it takes {', '.join(spec.constexprs)}"
         )
-    from ._validate import positive_int, power_of_two
-
     # 0 is a bad value, not "the default": only None picks the spec's setting.
     num_warps = spec.num_warps if num_warps is None else num_warps
     num_stages = spec.num_stages if num_stages is None else num_stages
@@ -535,9 +624,12 @@ def _report(job: dict, raw: dict) -> CompileReport:
     )
 
 
-def _key(job: dict) -> str:
+def _key(job: dict, triton_version: str | None = None) -> str:
+    """A compile's identity: record schema, Triton release (default: the installed one), the
+    kernel module's source and the request."""
+    version = triton_version or _triton_version()
     text = json.dumps(
-        [_CACHE_SCHEMA, _triton_version(), _module_source_hash(job["module"]), job], sort_keys=True
+        [_CACHE_SCHEMA, version, _module_source_hash(job["module"]), job], sort_keys=True
     )
     return hashlib.sha256(text.encode()).hexdigest()[:32]
 
@@ -548,6 +640,16 @@ _MEMORY: dict[str, dict] = {}
 def store_path(triton_version: str | None = None) -> Path:
     """The stored records' file for a Triton release (default: the installed one)."""
     return STORE_DIR / f"triton-{triton_version or _triton_version()}.json"
+
+
+def _request(name: str, value: object) -> Mapping:
+    """One compile request: ``compile_kernel``'s arguments as a dict with a ``kernel``."""
+    if not isinstance(value, Mapping) or "kernel" not in value:
+        raise TypeError(f"{name}={show(value)} must be a dict of compile_kernel's arguments")
+    unknown = [k for k in value if not isinstance(k, str)]
+    if unknown:
+        raise TypeError(f"{name}={show(value)}: argument names must be strings")
+    return value
 
 
 @cache
@@ -570,31 +672,37 @@ def _log(key: str, job: dict, raw: dict) -> None:
         out.write(line)
 
 
-def write_store(log_paths: list[str | Path]) -> Path:
-    """Write the stored records for the installed Triton from compile logs; returns the file.
+def write_store(log_paths: list[str | Path]) -> list[Path]:
+    """Write the stored records from compile logs, one file per Triton release the logs name
+    (the installed one, and Colab's from the replica's runs); returns the files written.
 
     Only records whose key still matches their request (same kernel source, same Triton, same
-    record schema) are kept: the file holds exactly what the logged run compiled or looked up.
+    record schema) are kept: a file holds exactly what the logged run compiled or looked up.
     """
-    records = {}
+    by_version: dict[str, dict[str, dict]] = {}
     for log_path in log_paths:
         for line in Path(log_path).read_text(encoding="utf-8").splitlines():
             entry = json.loads(line)
-            if _key(entry["job"]) == entry["key"]:
+            version = entry["raw"].get("triton_version") or _triton_version()
+            if _key(entry["job"], version) == entry["key"]:
                 raw = {k: v for k, v in entry["raw"].items() if k != "triton_version"}
+                records = by_version.setdefault(version, {})
                 records[entry["key"]] = {"job": entry["job"], "raw": raw}
-    path = store_path()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    # One record a line, sorted by key: a refresh shows in a diff as the records it changed.
-    lines = [
-        f"{json.dumps(key)}: {json.dumps(record, sort_keys=True, separators=(',', ':'))}"
-        for key, record in sorted(records.items())
-    ]
-    head = {"schema": _CACHE_SCHEMA, "triton_version": _triton_version()}
-    body = json.dumps(head)[:-1] + ', "records": {\n' + ",\n".join(lines) + "\n}}\n"
-    path.write_text(body, encoding="utf-8")
+    written = []
+    for version, records in sorted(by_version.items()):
+        path = store_path(version)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        # One record a line, sorted by key: a refresh shows in a diff as the records it changed.
+        lines = [
+            f"{json.dumps(key)}: {json.dumps(record, sort_keys=True, separators=(',', ':'))}"
+            for key, record in sorted(records.items())
+        ]
+        head = {"schema": _CACHE_SCHEMA, "triton_version": version}
+        body = json.dumps(head)[:-1] + ', "records": {\n' + ",\n".join(lines) + "\n}}\n"
+        path.write_text(body, encoding="utf-8")
+        written.append(path)
     stored_records.cache_clear()
-    return path
+    return written
 
 
 def compile_many(requests: list[dict], *, fresh: bool = False) -> list[CompileReport]:
@@ -608,7 +716,7 @@ def compile_many(requests: list[dict], *, fresh: bool = False) -> list[CompileRe
 
     fresh = flag("fresh", fresh)
     jobs = []
-    for r in requests:
+    for r in sequence("requests", requests, _request):
         r = dict(r)
         jobs.append(
             _job(
@@ -697,6 +805,8 @@ def inspect_all(
     targets: tuple[str, ...] = tuple(TARGETS), dtype: str = "fp16"
 ) -> list[CompileReport]:
     """Every course kernel on every target, compiled in one child process (cached)."""
+    targets = sequence("targets", targets, lambda name, t: choice(name, t, _ALL_TARGETS))
+    dtype = choice("dtype", dtype, DTYPES)
     return compile_many(
         [{"kernel": k, "target": t, "dtype": dtype} for k in KERNELS for t in targets]
     )
@@ -709,7 +819,8 @@ def table(reports: list[CompileReport]) -> str:
         "tensor cores"
     )
     lines = [head, "-" * len(head)]
-    for r in reports:
+    check = lambda name, r: instance(name, r, CompileReport)
+    for r in sequence("reports", reports, check, minimum=0):
         if not (r.compiled and r.fits):
             lines.append(f"{r.kernel:26} {r.target:6} {r.dtype:5} {r.explanation}")
             continue
@@ -760,7 +871,7 @@ def _signature(fn, job: dict) -> dict:
     return sig
 
 
-def parse_resource_usage(text: str) -> dict[str, int | None]:
+def _parse_resource_usage(text: str) -> dict[str, int | None]:
     """Registers and per-thread stack/local bytes from ``cuobjdump -res-usage`` output.
 
     The line looks like ``REG:255 STACK:1024 SHARED:1024 LOCAL:0 ...``. Spilled registers go to
@@ -774,7 +885,7 @@ def parse_resource_usage(text: str) -> dict[str, int | None]:
     return found
 
 
-def spill_traffic(sass: str) -> tuple[int, int]:
+def _spill_traffic(sass: str) -> tuple[int, int]:
     """Bytes of spill stores and spill loads in a SASS listing, counted as ``ptxas -v`` does.
 
     Each ``STL`` / ``LDL`` instruction moves 4 bytes per thread, ``.64`` 8 and ``.128`` 16
@@ -791,7 +902,7 @@ def spill_traffic(sass: str) -> tuple[int, int]:
     return totals["STL"], totals["LDL"]
 
 
-def parse_ptxas_log(text: str) -> dict[str, int] | None:
+def _parse_ptxas_log(text: str) -> dict[str, int] | None:
     """Stack frame, spill stores / loads and registers from a ``ptxas -v`` log (one kernel).
 
     ``None`` when the log has no such lines (ptxas failed, or was not run with ``-v``).
@@ -803,7 +914,7 @@ def parse_ptxas_log(text: str) -> dict[str, int] | None:
     return {"registers": int(regs.group(1)), "stack": frame, "stores": stores, "loads": loads}
 
 
-def spills_from(usage: str, sass: str, ptxas_log: str | None = None) -> dict[str, int | None]:
+def _spills_from(usage: str, sass: str, ptxas_log: str | None = None) -> dict[str, int | None]:
     """Registers and spills of one cubin from its ``cuobjdump -res-usage`` and ``-sass`` text.
 
     ``spill`` is the per-thread stack frame of a kernel that spills registers into it (0 when it
@@ -813,13 +924,13 @@ def spills_from(usage: str, sass: str, ptxas_log: str | None = None) -> dict[str
     own; without one, every ``STL`` / ``LDL`` in the SASS is counted, which matched ptxas for the
     course matmuls and over-counts kernels whose stack frame holds something else.
     """
-    res = parse_resource_usage(usage)
+    res = _parse_resource_usage(usage)
     frame = (res["stack"] or 0) + (res["local"] or 0)
-    log = parse_ptxas_log(ptxas_log) if ptxas_log else None
+    log = _parse_ptxas_log(ptxas_log) if ptxas_log else None
     if log is not None and log["registers"] == res["reg"]:
         stores, loads = log["stores"], log["loads"]
     else:
-        stores, loads = spill_traffic(sass)
+        stores, loads = _spill_traffic(sass)
     return {
         "registers": res["reg"],
         "spill": frame if stores else 0,
@@ -896,13 +1007,13 @@ def _compile_one(job: dict) -> dict:
             [str(tools / "cuobjdump"), "-sass", str(cubin)], capture_output=True, text=True
         ).stdout
         found += sorted({f"SASS {name}" for name in _TC_SASS.findall(sass)})
-    res = parse_resource_usage(usage)
+    res = _parse_resource_usage(usage)
     # A stack frame may hold spills or a local array: ask ptxas which (a second, same compile).
     needs_log = (res["stack"] or 0) + (res["local"] or 0) > 0
     log = _ptxas_log(ptx, job["cc"]) if needs_log else None
     return {
         "shared": int(compiled.metadata.shared),
-        **spills_from(usage, sass, log),
+        **_spills_from(usage, sass, log),
         "tensor_cores": found,
         "global_accesses": accesses,
         "ptx_instructions": opcodes,
@@ -925,8 +1036,9 @@ if __name__ == "__main__" and "--worker" in sys.argv:
     _worker()
 elif __name__ == "__main__" and "--store" in sys.argv:
     # python -m gpuperf.inspect --store LOG [LOG ...]: what .ci/store-compiles runs
-    written = write_store(sys.argv[sys.argv.index("--store") + 1 :])
-    print(f"{len(stored_records())} compiler records → {written}")
+    for path in write_store(sys.argv[sys.argv.index("--store") + 1 :]):
+        count = len(json.loads(path.read_text(encoding="utf-8"))["records"])
+        print(f"{count} compiler records → {path}")
 elif __name__ == "__main__":
     print(table(inspect_all()))
 
@@ -941,9 +1053,6 @@ __all__ = [
     "compile_kernel",
     "compile_many",
     "inspect_all",
-    "parse_ptxas_log",
-    "parse_resource_usage",
-    "spill_traffic",
-    "spills_from",
     "table",
+    "target_of",
 ]

@@ -19,16 +19,50 @@ import functools
 import json
 import math
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 from types import MappingProxyType
 
+from ._validate import (
+    instance,
+    name_string,
+    optional,
+    positive_float,
+    positive_int,
+    sequence,
+    show,
+)
 from .hardware import chip as lookup_chip
 from .units import GB, GiB, format_bandwidth, format_flops, format_seconds
 
 _T = 1e12
 _US = 1e-6
+__all__ = [
+    "COURSE_KERNELS_FILE",
+    "GB",
+    "H100_GEMM",
+    "H100_GEMM_SOURCE",
+    "KERNELS_SCHEMA",
+    "LATENCY_BOUND_BELOW_BYTES",
+    "MEASUREMENTS",
+    "NVBANDWIDTH_H100_LOCAL_COPY",
+    "STREAM_READ_SWEEPS",
+    "GemmMeasurement",
+    "GiB",
+    "KernelMeasurement",
+    "Measurement",
+    "OccupancySweep",
+    "Provenance",
+    "course_kernel",
+    "course_kernels",
+    "find",
+    "gemm_range",
+    "load_kernels",
+    "measurements",
+    "stream_read_sweep",
+]
 
 
 @dataclass(frozen=True)
@@ -44,9 +78,22 @@ class Measurement:
     low: float | None = None
     high: float | None = None
 
+    def __post_init__(self) -> None:
+        for name in ("quantity", "unit", "method", "source"):
+            name_string(name, getattr(self, name))
+        optional("chip", self.chip, name_string)
+        value = positive_float("value", self.value, bounded=False)
+        low = optional("low", self.low, positive_float, bounded=False)
+        high = optional("high", self.high, positive_float, bounded=False)
+        if (low is not None and low > value) or (high is not None and high < value):
+            raise ValueError(
+                f"low={low!r} ≤ value={value!r} ≤ high={high!r} must hold: the range brackets "
+                "the reported value"
+            )
+
     def fraction_of(self, reference: float) -> float:
         """The measurement as a fraction of a reference (e.g. the datasheet peak)."""
-        return self.value / reference
+        return self.value / positive_float("reference", reference)
 
 
 @dataclass(frozen=True)
@@ -57,6 +104,17 @@ class GemmMeasurement:
     n: int
     k: int
     flops_per_s: MappingProxyType
+
+    def __post_init__(self) -> None:
+        for name in ("m", "n", "k"):
+            positive_int(name, getattr(self, name))
+        rates = self.flops_per_s
+        if not isinstance(rates, Mapping) or not rates:
+            raise TypeError(f"flops_per_s={show(rates)} must be a non-empty mapping")
+        for key, value in rates.items():
+            name_string("flops_per_s key", key)
+            positive_float(f"flops_per_s[{key!r}]", value)
+        object.__setattr__(self, "flops_per_s", MappingProxyType(dict(rates)))
 
 
 def _gemm(m: int, n: int, k: int, *tflops: float) -> GemmMeasurement:
@@ -82,6 +140,8 @@ H100_GEMM_SOURCE = "PLAYBOOK"
 def gemm_range(dtype: str = "bf16") -> tuple[float, float]:
     """(min, max) achieved FLOP/s over the H100 GEMM shapes for one column."""
     try:
+        if not isinstance(dtype, str):
+            raise KeyError(dtype)
         values = [g.flops_per_s[dtype] for g in H100_GEMM]
     except KeyError:
         raise ValueError(
@@ -234,6 +294,20 @@ class OccupancySweep:
     threads_per_sm: tuple[int, ...]
     bytes_per_s: tuple[float, ...]
 
+    def __post_init__(self) -> None:
+        for name in ("chip", "method", "source"):
+            name_string(name, getattr(self, name))
+        positive_int("bytes_per_thread", self.bytes_per_thread)
+        threads = sequence("threads_per_sm", self.threads_per_sm, positive_int)
+        rates = sequence("bytes_per_s", self.bytes_per_s, positive_float)
+        if len(threads) != len(rates):
+            raise ValueError(
+                f"threads_per_sm has {len(threads)} entries and bytes_per_s {len(rates)}: "
+                "one bandwidth per occupancy"
+            )
+        object.__setattr__(self, "threads_per_sm", threads)
+        object.__setattr__(self, "bytes_per_s", rates)
+
 
 def _sweep(chip: str, method: str, *gbps: float) -> OccupancySweep:
     # Two blocks per SM (a shared-memory spoiler allows no more) of 32, 64, ..., 1024 threads.
@@ -276,7 +350,7 @@ def measurements(chip: str | None = None, unit: str | None = None) -> tuple[Meas
     """Measurements, optionally for one chip (name or alias) and/or one unit ("B/s", ...)."""
     name = lookup_chip(chip).name if chip is not None else None
     units = {m.unit for m in MEASUREMENTS}
-    if unit is not None and unit not in units:
+    if unit is not None and (not isinstance(unit, str) or unit not in units):
         raise ValueError(f"unit={unit!r} is not used here; valid: {', '.join(sorted(units))}")
     return tuple(
         m
@@ -352,6 +426,8 @@ class Provenance:
                     f"provenance {name}={value!r} must be a non-empty string; a first-party "
                     "measurement needs all of " + ", ".join(_PROVENANCE_FIELDS)
                 )
+        if not isinstance(self.method, str):
+            raise TypeError(f"method={show(self.method)} must be a string")
 
     @property
     def chip_name(self) -> str | None:
@@ -404,6 +480,14 @@ class KernelMeasurement:
     frac_copy_bw: float | None = None
     rel_err: float | None = None
 
+    def __post_init__(self) -> None:
+        name_string("case", self.case)
+        instance("provenance", self.provenance, Provenance)
+        for name in ("us", "torch_us", "speed_vs_torch", "gbps", "tflops", "torch_tflops"):
+            optional(name, getattr(self, name), positive_float)  # a time or a rate: > 0
+        for name in ("frac_copy_bw", "rel_err"):  # 0 is a possible ratio, an exact result
+            optional(name, getattr(self, name), positive_float, allow_zero=True, bounded=False)
+
     @property
     def seconds(self) -> float | None:
         """The median time in seconds (SI), or None for an accuracy-only row."""
@@ -420,6 +504,7 @@ class KernelMeasurement:
     def in_words(self, name: str | None = None) -> str:
         """The record as a sentence, e.g. "the course's vector add on an H100-SXM: 2.99 TB/s,
         99 % of a measured copy". ``name`` replaces the case label."""
+        optional("name", name, name_string)
         parts = []
         if self.gbps is not None:
             parts.append(format_bandwidth(self.bytes_per_s))
@@ -467,7 +552,10 @@ def load_kernels(source: str | os.PathLike | dict | list) -> tuple[KernelMeasure
     where it was measured, so a document without complete provenance is rejected.
     """
     if isinstance(source, str | os.PathLike):
-        data = json.loads(Path(source).read_text(encoding="utf-8"))
+        path = Path(source)
+        if not path.is_file():
+            raise FileNotFoundError(f"source={source!r}: no such file")
+        data = json.loads(path.read_text(encoding="utf-8"))
     elif isinstance(source, dict | list):
         data = source
     else:

@@ -26,7 +26,6 @@ model has no pipelining or contention term.
 
 from __future__ import annotations
 
-import numbers
 from dataclasses import dataclass
 
 import numpy as np
@@ -41,6 +40,7 @@ from ._validate import (
     positive_float,
     positive_int,
     power_of_two,
+    real_array,
 )
 from .hardware import MAX_THREADS_PER_BLOCK, WARP_SIZE, Chip
 
@@ -151,15 +151,7 @@ def coalescing(
 
 def _sizes_array(name: str, values: object) -> float | np.ndarray:
     """Non-negative finite byte counts: a scalar stays a float, anything else becomes an array."""
-    if isinstance(values, numbers.Real) and not isinstance(values, bool):
-        return positive_float(name, values, allow_zero=True)
-    array = np.asarray(values)
-    if array.dtype == bool or not np.issubdtype(array.dtype, np.number) or array.size == 0:
-        raise ValueError(f"{name}={values!r} must be finite numbers ≥ 0")
-    array = array.astype(float)
-    if not np.all(np.isfinite(array)) or np.any(array < 0):
-        raise ValueError(f"{name}={values!r} must be finite numbers ≥ 0")
-    return array
+    return real_array(name, values)
 
 
 def transfer_time(
@@ -183,7 +175,7 @@ def effective_bandwidth(
     n_bytes = _sizes_array("n_bytes", n_bytes)
     bandwidth = positive_float("bandwidth", bandwidth)
     latency_s = positive_float("latency_s", latency_s, allow_zero=True)
-    with np.errstate(divide="ignore"):
+    with np.errstate(divide="ignore", over="ignore"):  # a few bytes: latency/n → inf → 0 B/s
         result = np.where(
             n_bytes > 0,
             bandwidth / (1 + latency_s * bandwidth / np.where(n_bytes > 0, n_bytes, 1)),

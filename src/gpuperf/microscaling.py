@@ -43,7 +43,7 @@ from typing import Any
 import numpy as np
 
 from . import numerics
-from ._validate import choice, name_string, positive_float, positive_int, show
+from ._validate import choice, flag, name_string, positive_float, positive_int, show
 from .cost import OpCost
 
 __all__ = [
@@ -87,9 +87,11 @@ class ElementFormat:
 
     def __post_init__(self) -> None:
         name_string("name", self.name)
-        positive_int("exponent_bits", self.exponent_bits, maximum=8)
-        positive_int("mantissa_bits", self.mantissa_bits, minimum=0, maximum=10)
-        positive_int("bias", self.bias, minimum=0, maximum=2**self.exponent_bits)
+        bits = positive_int("exponent_bits", self.exponent_bits, maximum=8)
+        object.__setattr__(self, "exponent_bits", bits)  # a plain int (numpy's breaks ldexp)
+        mantissa = positive_int("mantissa_bits", self.mantissa_bits, minimum=0, maximum=10)
+        object.__setattr__(self, "mantissa_bits", mantissa)
+        object.__setattr__(self, "bias", positive_int("bias", self.bias, 0, 2**bits))
         choice("specials", self.specials, ("ieee", "nan_only", "none"))
 
     @property
@@ -172,8 +174,10 @@ class ScaledFormat:
     def __post_init__(self) -> None:
         name_string("name", self.name)
         _element("element", self.element)
-        positive_int("block_size", self.block_size, maximum=MAX_VALUES)
+        block = positive_int("block_size", self.block_size, maximum=MAX_VALUES)
+        object.__setattr__(self, "block_size", block)
         choice("scale", self.scale, ("e8m0", "e4m3"))
+        flag("tensor_scale", self.tensor_scale)
 
     @property
     def bits_per_element(self) -> float:

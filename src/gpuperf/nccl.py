@@ -38,7 +38,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
 
-from ._validate import choice, name_string, positive_float, positive_int
+from ._validate import choice, mapping, name_string, positive_float, positive_int
 from .collectives import MODELLED_COLLECTIVES, bus_bandwidth_factor, steps
 from .hardware import Chip, chip
 
@@ -72,11 +72,8 @@ class Protocol:
         positive_int("payload_bytes", self.payload_bytes, 1, self.line_bytes)
         positive_float("bandwidth_factor", self.bandwidth_factor, maximum=1.0)
         positive_float("base_latency_s", self.base_latency_s)
-        if set(self.step_latency_s) != set(HARDWARE):
-            raise ValueError(f"step_latency_s={self.step_latency_s!r} needs {HARDWARE}")
-        for value in self.step_latency_s.values():
-            positive_float("step_latency_s", value)
-        object.__setattr__(self, "step_latency_s", MappingProxyType(dict(self.step_latency_s)))
+        latencies = mapping("step_latency_s", self.step_latency_s, positive_float, keys=HARDWARE)
+        object.__setattr__(self, "step_latency_s", MappingProxyType(latencies))
         name_string("flag", self.flag)
 
     @property

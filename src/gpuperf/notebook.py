@@ -22,7 +22,10 @@ import inspect
 import re
 from collections.abc import Iterable, Sequence
 from pathlib import Path
+from types import ModuleType
 from typing import Any
+
+from ._validate import file_path, flag, sequence, show
 
 __all__ = [
     "colab_setup_source",
@@ -93,9 +96,7 @@ def needs_triton(sources: Iterable[str]) -> bool:
     from IPython.core.inputtransformer2 import TransformerManager  # lazily: notebooks only
 
     transform = TransformerManager().transform_cell
-    for source in sources:
-        if not isinstance(source, str):
-            raise TypeError(f"sources must be strings of code, got {source!r}")
+    for source in sequence("sources", sources, _code, minimum=0):
         for node in ast.walk(ast.parse(transform(source))):
             names: list[str] = []
             if isinstance(node, ast.Import):
@@ -111,11 +112,25 @@ def needs_triton(sources: Iterable[str]) -> bool:
     return False
 
 
+def _code(name: str, value: object) -> str:
+    if not isinstance(value, str):
+        raise TypeError(f"{name}={show(value)} must be a string of code")
+    return value
+
+
+def _existing_file(name: str, value: object) -> Path:
+    path = file_path(name, value)
+    if not path.is_file():
+        raise FileNotFoundError(f"{name}={value!r}: no such file")
+    return path
+
+
 def repository_url_from_config(config_path: str | Path) -> str:
     """Read ``repository.url`` from a Jupyter Book ``_config.yml`` (needs PyYAML, which JB has)."""
     import yaml  # lazy: only the tests and the book tooling call this
 
-    config = yaml.safe_load(Path(config_path).read_text(encoding="utf-8"))
+    path = _existing_file("config_path", config_path)
+    config = yaml.safe_load(path.read_text(encoding="utf-8"))
     try:
         return str(config["repository"]["url"])
     except (KeyError, TypeError):
@@ -126,7 +141,7 @@ def toc_files(toc_path: str | Path) -> list[str]:
     """Every document of a Jupyter Book ``_toc.yml``, root first, without extensions."""
     import yaml  # lazy: only the tests and the book tooling call this
 
-    toc = yaml.safe_load(Path(toc_path).read_text(encoding="utf-8"))
+    toc = yaml.safe_load(_existing_file("toc_path", toc_path).read_text(encoding="utf-8"))
     files = [toc["root"]]
 
     def walk(entries: Any) -> None:
@@ -141,8 +156,13 @@ def toc_files(toc_path: str | Path) -> list[str]:
     return files
 
 
-def show_source(obj: Any) -> Any:
+def show_source(obj: Any, *, kernel: str | None = None) -> Any:
     """Display the source of a gpuperf function, class or module as highlighted code.
+
+    ``kernel`` shows a Triton kernel instead: the ``@triton.jit`` function ``_<kernel>_kernel``
+    of the kernel module ``obj`` is, or defines ``obj`` (``show_source(sin2cos2_fused,
+    kernel="sin2cos2")``). Kernels are private by convention — a reader calls the launcher,
+    which validates — but their source is the lesson.
 
     Returns an ``IPython.display.Markdown`` object holding a fenced ``python`` block, so the last
     line of a cell renders it in Jupyter, in the built book and in Colab alike. Markdown, not
@@ -154,17 +174,39 @@ def show_source(obj: Any) -> Any:
         from IPython.display import Markdown
     except ImportError as error:  # pragma: no cover - IPython ships with every notebook kernel
         raise ImportError("show_source needs IPython: pip install ipykernel") from error
+    if kernel is not None:
+        obj = _kernel(obj, kernel)
     # A @triton.jit kernel is a JITFunction wrapping the Python function in ``.fn``.
     target = getattr(obj, "fn", obj) if callable(getattr(obj, "fn", None)) else obj
     try:
         source = inspect.getsource(target)
     except (TypeError, OSError) as error:
         raise TypeError(
-            f"cannot show the source of {obj!r}: pass a function, class or module "
+            f"obj={show(obj)}: cannot show its source; pass a function, class or module "
             "defined in a .py file"
         ) from error
     fence = "`" * max(3, _longest_backtick_run(source) + 1)
     return Markdown(f"{fence}python\n{source.rstrip()}\n{fence}")
+
+
+def _kernel(obj: Any, name: str) -> Any:
+    """The ``@triton.jit`` kernel ``_<name>_kernel`` of the kernel module of ``obj``."""
+    module = obj if isinstance(obj, ModuleType) else inspect.getmodule(obj)
+    if module is None or not module.__name__.startswith("gpuperf.kernels."):
+        raise TypeError(
+            f"obj={obj!r} must be a module of gpuperf.kernels or a launcher defined in one"
+        )
+    kernels = sorted(
+        key[1 : -len("_kernel")]
+        for key, value in vars(module).items()
+        if key.startswith("_") and key.endswith("_kernel") and callable(getattr(value, "fn", None))
+    )
+    if not isinstance(name, str) or name not in kernels:
+        raise ValueError(
+            f"kernel={name!r} is not a kernel of {module.__name__}; its kernels: "
+            f"{', '.join(map(repr, kernels))}"
+        )
+    return getattr(module, f"_{name}_kernel")
 
 
 def _longest_backtick_run(text: str) -> int:
@@ -177,12 +219,14 @@ def table(headers: Sequence[str], rows: Iterable[Sequence[object]]) -> Any:
     """
     from IPython.display import Markdown
 
-    headers = [str(h) for h in headers]
+    headers = [str(h) for h in sequence("headers", headers)]
     lines = ["| " + " | ".join(headers) + " |", "|" + "---|" * len(headers)]
-    for row in rows:
+    for i, row in enumerate(sequence("rows", rows, sequence, minimum=0)):
         cells = [str(c).replace("|", "\\|") for c in row]
         if len(cells) != len(headers):
-            raise ValueError(f"row {cells!r} has {len(cells)} cells; expected {len(headers)}")
+            raise ValueError(
+                f"rows[{i}] has {len(cells)} cells {cells!r} but headers has {len(headers)}"
+            )
         lines.append("| " + " | ".join(cells) + " |")
     return Markdown("\n".join(lines))
 
@@ -203,6 +247,7 @@ def glue(name: str, value: Any, *, display: bool = False) -> Any:
         raise ValueError(
             f"glue name {name!r} must be an identifier-like string (letters, digits, _ -)"
         )
+    display = flag("display", display)
     from IPython.core.formatters import format_display_data
     from IPython.display import display as ipy_display
 

@@ -106,9 +106,11 @@ class FloatFormat:
 
     def __post_init__(self) -> None:
         name_string("name", self.name)
-        positive_int("exponent_bits", self.exponent_bits, minimum=2, maximum=11)
-        positive_int("mantissa_bits", self.mantissa_bits, minimum=1, maximum=52)
-        flag("ieee_specials", self.ieee_specials)
+        bits = positive_int("exponent_bits", self.exponent_bits, minimum=2, maximum=11)
+        object.__setattr__(self, "exponent_bits", bits)
+        bits = positive_int("mantissa_bits", self.mantissa_bits, minimum=1, maximum=52)
+        object.__setattr__(self, "mantissa_bits", bits)
+        object.__setattr__(self, "ieee_specials", flag("ieee_specials", self.ieee_specials))
         optional("torch_dtype", self.torch_dtype, name_string)
         if not self.ieee_specials and self.exponent_bits == 11:
             # the top binade would hold numbers up to 2^1024: beyond float64, which emulates it
@@ -596,14 +598,15 @@ def _lengths(lengths: object) -> tuple[int, ...]:
 
 
 def dot_errors(
-    lengths: Sequence[int],
+    lengths: int | Sequence[int],
     input_format: str | FloatFormat = "fp16",
     accumulator: str | FloatFormat = "fp32",
     *,
     trials: int = 32,
     seed: int = 0,
 ) -> DotErrors:
-    """Relative error of a length-``n`` dot product for every ``n`` in ``lengths``, emulated.
+    """Relative error of a length-``n`` dot product for every ``n`` in ``lengths`` (one length
+    or a sequence of them), emulated.
 
     Inputs are uniform in [0, 1) rounded to ``input_format`` (positive terms: the running sum
     grows like ``n/4``, the hard case for a short accumulator); products are exact; the sum runs

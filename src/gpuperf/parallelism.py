@@ -43,7 +43,14 @@ from dataclasses import dataclass, fields
 
 import numpy as np
 
-from ._validate import MAX_QUANTITY, choice, name_string, optional, positive_float, positive_int
+from ._validate import (
+    MAX_QUANTITY,
+    choice,
+    name_string,
+    positive_float,
+    positive_int,
+    real_array,
+)
 from .hardware import TENSOR_FLOP_PER_CLOCK_PER_SM, WARP_SIZE, Chip, chip
 from .measurements import Measurement, find
 
@@ -121,18 +128,19 @@ def dram_bytes_per_clock_per_sm(chip_name: str | Chip, clock_hz: float | None = 
 
 
 def _check_fields(result: object) -> None:
-    """Result objects check every field: names are strings, numbers finite and ≥ 0."""
+    """Result objects check every field: names are strings, numbers finite and > 0 (a clock, a
+    bandwidth or a latency of 1e-320 would make every derived ratio overflow); ``None`` only
+    where the annotation allows it."""
     for f in fields(result):  # type: ignore[arg-type]
         value = getattr(result, f.name)
-        if f.name in ("chip_name", "precision"):
+        if value is None and "None" in str(f.type):
+            continue
+        if f.name in ("chip_name", "precision", "source"):
             name_string(f.name, value)
-        elif f.name == "source":
-            optional(f.name, value, name_string)
-        elif f.type in ("int", "int | None"):
-            object.__setattr__(result, f.name, optional(f.name, value, positive_int))
+        elif str(f.type).startswith("int"):
+            object.__setattr__(result, f.name, positive_int(f.name, value))
         else:
-            checked = optional(f.name, value, positive_float, False, MAX_QUANTITY, bounded=False)
-            object.__setattr__(result, f.name, checked)
+            object.__setattr__(result, f.name, positive_float(f.name, value, False, MAX_QUANTITY))
 
 
 @dataclass(frozen=True)
@@ -371,14 +379,8 @@ def achievable_bandwidth(
     latency_s = positive_float("latency_s", latency_s)
     bytes_per_load, loads = _load_shape(bytes_per_load, loads_in_flight)
     limit = the_chip.max_threads_per_sm // WARP_SIZE
-    try:
-        warps = np.asarray(warps_per_sm, dtype=float)
-    except (TypeError, ValueError):
-        raise ValueError(
-            f"warps_per_sm={warps_per_sm!r} must be a number or an array of numbers in "
-            f"[0, {limit}]"
-        ) from None
-    if warps.ndim > 1 or not np.all(np.isfinite(warps)) or np.any((warps < 0) | (warps > limit)):
+    warps = np.asarray(real_array("warps_per_sm", warps_per_sm, ndim=(0, 1)))
+    if np.any(warps > limit):
         raise ValueError(
             f"warps_per_sm={warps_per_sm!r} must be a number (or a 1-D array) in [0, {limit}], "
             f"the warp limit of one {the_chip.name} SM"

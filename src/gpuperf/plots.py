@@ -18,17 +18,53 @@ from typing import Any
 
 import numpy as np
 
-from ._validate import positive_float, positive_int
+from ._validate import (
+    figsize as figure_size,
+)
+from ._validate import (
+    flag,
+    instance,
+    optional,
+    positive_float,
+    positive_int,
+    sequence,
+    show,
+    value_range,
+)
 from .cost import OpCost
 from .figures import FONT_PT, RC, TITLE_PT, WIDTH_IN, plain_log_ticks, si_label
 from .hardware import Chip, chip
 from .roofline import attainable_flops
 from .units import format_flops
 
-__all__ = ["roofline"]
+__all__ = [
+    "MAX_LINES_DRAWN",
+    "MAX_TILES_DRAWN",
+    "achieved_roofline",
+    "attention_traffic",
+    "batch_roofline",
+    "checkpoint_tradeoff",
+    "chip_diagram",
+    "coalescing_picture",
+    "compute_vs_bandwidth",
+    "effective_bandwidth_curves",
+    "link_bandwidths",
+    "memory_ladder",
+    "roofline",
+    "roofline_bandwidths",
+    "sawtooth",
+    "sm_diagram",
+    "smem_gauges",
+    "tile_picture",
+    "traffic_bars",
+]
 
 _TFLOPS = 1e12
-#: Most cache lines :func:`coalescing_grid` draws, and most tiles per side :func:`tile_picture`
+#: Largest token batch :func:`batch_roofline` draws (one point per batch size).
+MAX_BATCH_DRAWN = 1 << 16
+#: Most layers :func:`checkpoint_tradeoff` draws (one point per checkpoint interval).
+MAX_LAYERS_DRAWN = 4096
+#: Most cache lines :func:`_coalescing_grid` draws, and most tiles per side :func:`tile_picture`
 #: draws (a figure, not a data structure: beyond these nothing is readable anyway).
 MAX_LINES_DRAWN = 1024
 MAX_TILES_DRAWN = 256
@@ -48,7 +84,7 @@ def _book_figure(draw: Callable[..., Any]) -> Callable[..., Any]:
 
     @functools.wraps(draw)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
-        matplotlib = require_matplotlib("matplotlib")
+        matplotlib = _require_matplotlib("matplotlib")
         with matplotlib.rc_context(RC):
             fig = draw(*args, **kwargs)
         for ax in fig.axes:
@@ -102,6 +138,56 @@ def _key_below(ax: Any, **kwargs: Any) -> Any:
     )
 
 
+# --- argument checks shared by the figures: a bad argument fails before anything is drawn ------
+
+
+def _chips(name: str, value: object) -> list[Chip]:
+    """One chip (a name or a ``Chip``) or a non-empty sequence of them."""
+    if isinstance(value, str | Chip):
+        return [_chip(name, value)]
+    return list(sequence(name, value, _chip))
+
+
+def _chip(name: str, value: object) -> Chip:
+    """The chip ``value`` names; the error says which argument named it."""
+    if not isinstance(value, str | Chip):
+        raise TypeError(f"{name}={show(value)} must be a chip name or a Chip")
+    try:
+        return chip(value)
+    except KeyError as error:
+        raise KeyError(f"{name}={value!r}: {error.args[0]}") from None
+
+
+def _labelled(name: str, value: object, check: Any, *, minimum: int = 1) -> dict[str, Any]:
+    """A mapping from string labels to values, each passed through ``check(name[label], v)``."""
+    if not isinstance(value, Mapping):
+        raise TypeError(f"{name}={show(value)} must be a mapping from labels to values")
+    if len(value) < minimum:
+        raise ValueError(f"{name}={show(value)} must hold at least {minimum} entry")
+    out = {}
+    for label, item in value.items():
+        if not isinstance(label, str):
+            raise TypeError(f"{name} key {show(label)} must be a string label")
+        out[label] = check(f"{name}[{label!r}]", item)
+    return out
+
+
+def _title(value: object) -> str | None:
+    if value is not None and not isinstance(value, str):
+        raise TypeError(f"title={show(value)} must be a string or None")
+    return value
+
+
+def _op(name: str, value: object) -> OpCost:
+    return instance(name, value, OpCost)
+
+
+def _point(name: str, value: object) -> tuple[float, float]:
+    """(intensity, FLOP/s) of a measured point."""
+    x, y = sequence(name, value, minimum=2, maximum=2)
+    return positive_float(name, x), positive_float(name, y)
+
+
 @_book_figure
 def roofline(
     chips: str | Chip | Sequence[str | Chip],
@@ -121,19 +207,14 @@ def roofline(
     in the key for several. ``bandwidth`` replaces HBM bandwidth (e.g. a link)
     for every chip. With a single chip the memory-bound region is shaded.
     """
+    resolved = _chips("chips", chips)
+    low, high = value_range("intensity_range", intensity_range)
+    ops = _labelled("ops", ops, _op, minimum=0) if ops is not None else {}
+    optional("bandwidth", bandwidth, positive_float)
+    title, figsize = _title(title), figure_size("figsize", figsize)
+    for the_chip in resolved:
+        the_chip.peak_flops(precision)  # every chip has the precision, before drawing
     plt = _pyplot()
-    chip_list = [chips] if isinstance(chips, str | Chip) else list(chips)
-    if not chip_list:
-        raise ValueError("chips must name at least one chip")
-    resolved = [chip(c) for c in chip_list]
-    message = f"intensity_range={intensity_range!r} must be (low, high) with 0 < low < high"
-    try:
-        low, high = intensity_range
-    except (TypeError, ValueError):
-        raise ValueError(message) from None
-    low, high = positive_float("intensity_range low", low), positive_float("high", high)
-    if not low < high:
-        raise ValueError(message)
     intensity = np.geomspace(low, high, 400)
 
     fig, ax = plt.subplots(figsize=figsize, layout="constrained")
@@ -183,7 +264,7 @@ def _numbered_point(ax: Any, k: int, x: float, y: float, words: str, *, side: in
 
 # --------------------------------------------------------------------------------------------
 # Chapters 1 and 2: updatable roofline panels (shared by the live explorers in
-# gpuperf.widgets.roofline and by their kernel-free scrubbers), the GPU/SM anatomy diagram and
+# gpuperf.widgets.roofline and by their static twins), the GPU/SM anatomy diagram and
 # the static roofline figures. Every number is read from the calculators; the panels only draw.
 # --------------------------------------------------------------------------------------------
 
@@ -239,7 +320,7 @@ def _vertical_band(ax: Any, x0: float, x1: float, color: str) -> Any:
     return band
 
 
-class RooflinePanel:
+class _RooflinePanel:
     """A log-log roofline on one ``Axes`` whose roof, ridge point, regions and point move in place.
 
     Axis limits are fixed at construction, so moving any artist never needs a full redraw: a
@@ -311,7 +392,7 @@ class RooflinePanel:
         """Draw ``min(peak, bandwidth × intensity)`` for a chip; returns the ridge point."""
         from .roofline import ridge_point
 
-        the_chip = chip(the_chip)
+        the_chip = _chip("the_chip", the_chip)
         ridge = ridge_point(the_chip, precision, bandwidth)
         peak = the_chip.peak_flops(precision)
         low, high = self.intensity_range
@@ -356,7 +437,7 @@ class RooflinePanel:
         self._text(self.point_label, "")
 
 
-class TimeBarsPanel:
+class _TimeBarsPanel:
     """Two horizontal bars, T_math and T_comms, scaled to the larger; the bound named in words."""
 
     def __init__(self, ax: Any, *, annotate: bool = True) -> None:
@@ -400,7 +481,7 @@ class TimeBarsPanel:
             if self.annotate:
                 text.set_text(format_seconds(seconds))
         if self.annotate:
-            self.verdict.set_text(bound_in_words(bounds))
+            self.verdict.set_text(_bound_in_words(bounds))
 
     def clear(self, message: str = "") -> None:
         for bar, text in zip(self.bars, self.values, strict=True):
@@ -410,7 +491,7 @@ class TimeBarsPanel:
             self.verdict.set_text(message)
 
 
-def bound_in_words(bounds: Any) -> str:
+def _bound_in_words(bounds: Any) -> str:
     """``'memory-bound: T_comms is 37× T_math'`` for a :class:`~gpuperf.roofline.TimeBounds`."""
     if bounds.t_math_s == 0:
         return "memory-bound: no math at all"
@@ -422,7 +503,7 @@ def bound_in_words(bounds: Any) -> str:
     return f"compute-bound: T_math = {1 / ratio:.3g} × T_comms"
 
 
-class PeakBarsPanel:
+class _PeakBarsPanel:
     """Dense peak FLOP/s per precision for one chip (log scale); missing precisions show '–'."""
 
     def __init__(
@@ -459,7 +540,7 @@ class PeakBarsPanel:
         return [*self.bars, *self.labels, self.title] if self.annotate else [*self.bars]
 
     def set_chip(self, the_chip: str | Chip, selected: str) -> None:
-        the_chip = chip(the_chip)
+        the_chip = _chip("the_chip", the_chip)
         for precision, bar, label in zip(self.precisions, self.bars, self.labels, strict=True):
             if precision in the_chip.precisions:
                 peak = the_chip.peak_flops(precision)
@@ -486,7 +567,7 @@ _DIE_LAYOUT = {
     "Ampere (GA100)": ("GA100", 8, 8, 2, {"INT32": 16, "FP32": 16, "FP64": 8, "LD/ST": 8}),
     "Hopper": ("GH100", 8, 9, 2, {"INT32": 16, "FP32": 32, "FP64": 16, "LD/ST": 8}),
 }
-SM_PARTITIONS = 4
+_SM_PARTITIONS = 4
 
 
 @_book_figure
@@ -499,6 +580,7 @@ def chip_diagram(chip_name: str | Chip = "A100-80GB", *, figsize=(WIDTH_IN, 4.6)
     SM is :func:`sm_diagram`: one picture each keeps every label legible on a phone.
     """
     the_chip, die, n_gpc, tpc_per_gpc, sm_per_tpc, _ = _layout(chip_name)
+    figsize = figure_size("figsize", figsize)
     full = n_gpc * tpc_per_gpc * sm_per_tpc
     enabled = the_chip.sm_count
     fig, ax = _pyplot().subplots(figsize=figsize, layout="constrained")
@@ -555,10 +637,10 @@ def sm_diagram(chip_name: str | Chip = "A100-80GB", *, figsize=(WIDTH_IN, 4.4)) 
     ax.axis("off")
     ax.set_title(f"inside one {the_chip.name} SM", fontsize=TITLE_PT)
     box(0, 92, 100, 7, "L1 instruction cache", "lightyellow")
-    regs = the_chip.registers_per_sm // SM_PARTITIONS
+    regs = the_chip.registers_per_sm // _SM_PARTITIONS
     x0, y0, pw, ph = 0, 23, 100, 67
     box(x0, y0, pw, ph, "", "#f4f4f4")
-    ax.text(x0 + 2, y0 + ph - 1.5, f"one of {SM_PARTITIONS} identical partitions", va="top",
+    ax.text(x0 + 2, y0 + ph - 1.5, f"one of {_SM_PARTITIONS} identical partitions", va="top",
             fontstyle="italic")  # fmt: skip
     box(x0 + 2, y0 + 45, pw - 4, 13, "L0 i-cache · warp scheduler\ndispatch: 32 threads a clock",
         "lightyellow")  # fmt: skip
@@ -630,8 +712,9 @@ def compute_vs_bandwidth(
     the first chip (log scale). Bottom: the ridge point, peak / bandwidth, in FLOP per byte. The
     panels are stacked, so each keeps the figure's full width on a phone.
     """
+    resolved = _chips("names", names)
+    figsize = figure_size("figsize", figsize)
     plt = _pyplot()
-    resolved = [chip(n) for n in names]
     precisions = ["bf16" if "bf16" in c.precisions else "fp16" for c in resolved]
     peaks = np.array([c.peak_flops(p) for c, p in zip(resolved, precisions, strict=True)])
     bandwidths = np.array([c.hbm_bandwidth for c in resolved])
@@ -673,10 +756,17 @@ def roofline_bandwidths(
     memory-bound only under the lower bandwidth; green: compute-bound under both. ``ops`` maps
     a label to an arithmetic intensity, drawn as a numbered point on the lower roof.
     """
-    plt = _pyplot()
-    the_chip = chip(the_chip)
+    the_chip = _chip("the_chip", the_chip)
+    the_chip.peak_flops(precision)
+    bandwidths = _labelled("bandwidths", bandwidths, positive_float)
     if len(bandwidths) != 2:
-        raise ValueError(f"bandwidths must have exactly two entries, got {len(bandwidths)}")
+        raise ValueError(
+            f"bandwidths={show(bandwidths)} must have exactly two entries, got {len(bandwidths)}"
+        )
+    ops = _labelled("ops", ops, positive_float, minimum=0) if ops is not None else {}
+    intensity_range = value_range("intensity_range", intensity_range)
+    figsize = figure_size("figsize", figsize)
+    plt = _pyplot()
     (low_label, low_bw), (high_label, high_bw) = sorted(bandwidths.items(), key=lambda kv: kv[1])
     intensity = np.geomspace(*intensity_range, 400)
     fig, ax = plt.subplots(figsize=figsize, layout="constrained")
@@ -718,8 +808,12 @@ def batch_roofline(
     """
     from .roofline import critical_batch_size, matmul_flops_vs_batch
 
+    the_chip = _chip("the_chip", the_chip)
+    the_chip.peak_flops(precision)
+    widths = sequence("widths", widths, positive_int)
+    max_batch = positive_int("max_batch", max_batch, maximum=MAX_BATCH_DRAWN)
+    figsize = figure_size("figsize", figsize)
     plt = _pyplot()
-    the_chip = chip(the_chip)
     batch = np.arange(1, max_batch + 1)
     fig, ax = plt.subplots(figsize=figsize, layout="constrained")
     for width in widths:
@@ -768,10 +862,16 @@ def achieved_roofline(
     ``measured_peak`` add the measured roof (dashed) under the datasheet one. ``labels=False``
     leaves the points unnumbered and out of the key (for clusters of points).
     """
-    plt = _pyplot()
-    the_chip = chip(the_chip)
-    intensity = np.geomspace(*intensity_range, 400)
+    the_chip = _chip("the_chip", the_chip)
     peak = the_chip.peak_flops(precision)
+    points = _labelled("points", points, _point, minimum=0)
+    optional("measured_bandwidth", measured_bandwidth, positive_float)
+    optional("measured_peak", measured_peak, positive_float)
+    intensity_range = value_range("intensity_range", intensity_range)
+    title, labels = _title(title), flag("labels", labels)
+    figsize = figure_size("figsize", figsize)
+    plt = _pyplot()
+    intensity = np.geomspace(*intensity_range, 400)
     fig, ax = plt.subplots(figsize=figsize, layout="constrained")
     _log_axes(ax, intensity_range, (peak * 1e-6, peak * 3))
     ax.plot(intensity, attainable_flops(intensity, the_chip, precision), lw=2, color="black",
@@ -801,13 +901,13 @@ def achieved_roofline(
 # The ``draw_*`` helpers draw onto a given Axes and return the artists a live view moves; the
 # figure functions around them build a pyplot figure for a static notebook figure.
 
-#: Colour codes of :func:`coalescing_grid`: byte not fetched, fetched but unused, requested.
-BYTE_IDLE, BYTE_WASTED, BYTE_USED = 0, 1, 2
+#: Colour codes of :func:`_coalescing_grid`: byte not fetched, fetched but unused, requested.
+_BYTE_IDLE, _BYTE_WASTED, _BYTE_USED = 0, 1, 2
 _BYTE_COLOURS = ("#f4f4f4", "#f4a582", "#2166ac")
 
 
-def coalescing_grid(result: Any, n_lines: int = 32) -> np.ndarray:
-    """Bytes of memory as an (n_lines, line_bytes) array of :data:`BYTE_IDLE`/`WASTED`/`USED`.
+def _coalescing_grid(result: Any, n_lines: int = 32) -> np.ndarray:
+    """Bytes of memory as an (n_lines, line_bytes) array of :data:`_BYTE_IDLE`/`WASTED`/`USED`.
 
     Row r is cache line r; a byte is WASTED when its sector is fetched but no lane asked for it.
     Addresses beyond ``n_lines`` lines are not drawn (the caller says so in its caption).
@@ -818,23 +918,23 @@ def coalescing_grid(result: Any, n_lines: int = 32) -> np.ndarray:
         raise TypeError(f"result={result!r} must be a gpuperf.memory.Coalescing")
     n_lines = positive_int("n_lines", n_lines, maximum=MAX_LINES_DRAWN)
     line, sector = result.line_bytes, result.sector_bytes
-    grid = np.full(n_lines * line, BYTE_IDLE, dtype=np.int8)
+    grid = np.full(n_lines * line, _BYTE_IDLE, dtype=np.int8)
     for s in result.sectors:
         start = s * sector
         if start < grid.size:
-            grid[start : min(start + sector, grid.size)] = BYTE_WASTED
+            grid[start : min(start + sector, grid.size)] = _BYTE_WASTED
     for address in result.addresses:
         if address < grid.size:
-            grid[address : min(address + result.element_bytes, grid.size)] = BYTE_USED
+            grid[address : min(address + result.element_bytes, grid.size)] = _BYTE_USED
     return grid.reshape(n_lines, line)
 
 
-def draw_coalescing(ax: Any, result: Any, n_lines: int = 32) -> Any:
+def _draw_coalescing(ax: Any, result: Any, n_lines: int = 32) -> Any:
     """One warp's load as a byte map (rows: 128-byte lines, dotted columns: 32-byte sectors)."""
-    colors = require_matplotlib("matplotlib.colors")
+    colors = _require_matplotlib("matplotlib.colors")
     cmap = colors.ListedColormap(_BYTE_COLOURS)
     image = ax.imshow(
-        coalescing_grid(result, n_lines),
+        _coalescing_grid(result, n_lines),
         cmap=cmap,
         vmin=-0.5,
         vmax=2.5,
@@ -857,13 +957,17 @@ def draw_coalescing(ax: Any, result: Any, n_lines: int = 32) -> Any:
 def coalescing_picture(results: Sequence[Any], n_lines: int = 16) -> Any:
     """Byte maps of several warp loads (e.g. stride 1, offset 1, stride 2, 8), one under the
     other, each the figure's full width: side by side, a phone would shrink them to stamps."""
+    from .memory import Coalescing
+
+    results = sequence("results", results, lambda name, r: instance(name, r, Coalescing))
+    n_lines = positive_int("n_lines", n_lines, maximum=MAX_LINES_DRAWN)
     plt = _pyplot()
     fig, axes = plt.subplots(
         len(results), 1, figsize=(WIDTH_IN, 0.8 + 1.4 * len(results)), layout="constrained",
         squeeze=False, sharex=True,
     )  # fmt: skip
     for ax, result in zip(axes[:, 0], results, strict=True):
-        draw_coalescing(ax, result, n_lines)
+        _draw_coalescing(ax, result, n_lines)
         ax.set_title(
             f"stride {result.stride}, offset {result.offset}: {result.transactions} sectors, "
             f"{result.efficiency:.0%} useful",
@@ -880,13 +984,13 @@ def coalescing_picture(results: Sequence[Any], n_lines: int = 16) -> Any:
     return fig
 
 
-def require_matplotlib(module: str) -> Any:
+def _require_matplotlib(module: str) -> Any:
     from .runtime import require
 
     return require(module, "pip install matplotlib")
 
 
-def draw_sawtooth(ax: Any, sizes: np.ndarray, efficiency: np.ndarray, **style: Any) -> Any:
+def _draw_sawtooth(ax: Any, sizes: np.ndarray, efficiency: np.ndarray, **style: Any) -> Any:
     """The wave-efficiency curve as a step line; returns the Line2D."""
     (line,) = ax.plot(sizes, efficiency, drawstyle="steps-post", lw=1.2, **style)
     return line
@@ -905,12 +1009,15 @@ def sawtooth(
     """Wave efficiency of an N × N matmul against N for each chip (the sawtooth)."""
     from .tiling import wave_efficiency, wave_efficiency_curve
 
+    resolved = _chips("chips", chips)
+    curves = [wave_efficiency_curve(sizes, block_m, block_n, c) for c in resolved]  # checks
+    sizes = np.asarray(sizes)
+    highlight = sequence("highlight", highlight, positive_int, minimum=0)
+    figsize = figure_size("figsize", figsize)
     plt = _pyplot()
     fig, ax = plt.subplots(figsize=figsize, layout="constrained")
-    for name in chips:
-        the_chip = chip(name)
-        eff = wave_efficiency_curve(sizes, block_m, block_n, the_chip)
-        line = draw_sawtooth(ax, sizes, eff, label=f"{the_chip.name} ({the_chip.sm_count} SMs)")
+    for the_chip, eff in zip(resolved, curves, strict=True):
+        line = _draw_sawtooth(ax, sizes, eff, label=f"{the_chip.name} ({the_chip.sm_count} SMs)")
         for n in highlight:
             value = wave_efficiency(n, n, block_m, block_n, the_chip)
             ax.plot(n, value, "o", color=line.get_color(), mec="black", ms=6, zorder=3)
@@ -933,6 +1040,7 @@ def tile_picture(
     from .tiling import tile_count, tile_efficiency
 
     tile_count(m, n, block_m, block_n)  # validates the sizes and blocks, with their names
+    figsize = figure_size("figsize", figsize)
     m, n, block_m, block_n = int(m), int(n), int(block_m), int(block_n)
     tiles_m, tiles_n = -(-m // block_m), -(-n // block_n)
     if max(tiles_m, tiles_n) > MAX_TILES_DRAWN:
@@ -940,7 +1048,7 @@ def tile_picture(
             f"m={m}, n={n} with {block_m} × {block_n} tiles is a {tiles_m} × {tiles_n} grid; "
             f"tile_picture draws at most {MAX_TILES_DRAWN} tiles per side (one line per edge)"
         )
-    patches = require_matplotlib("matplotlib.patches")
+    patches = _require_matplotlib("matplotlib.patches")
     plt = _pyplot()
     fig, ax = plt.subplots(figsize=figsize, layout="constrained")
     padded_m, padded_n = tiles_m * block_m, tiles_n * block_n
@@ -974,10 +1082,12 @@ def tile_picture(
     return fig
 
 
-def draw_smem_gauge(ax: Any, budget: Any | None = None, *, fontsize: float = 8) -> tuple[Any, Any]:
+def _draw_smem_gauge(
+    ax: Any, budget: Any | None = None, *, fontsize: float = 8
+) -> tuple[Any, Any]:
     """A horizontal gauge: shared memory needed over the per-block limit (1.0 = full).
 
-    Returns (bar, text) to move with :func:`set_smem_gauge`. The axis runs to 1.5 so an
+    Returns (bar, text) to move with :func:`_set_smem_gauge`. The axis runs to 1.5 so an
     overflow shows past the red limit line.
     """
     (bar,) = ax.barh([0], [0.0], height=0.5, color="tab:green")
@@ -989,11 +1099,11 @@ def draw_smem_gauge(ax: Any, budget: Any | None = None, *, fontsize: float = 8) 
     ax.set_xlabel("shared memory needed / available per block")
     text = ax.text(0.02, 0.35, "", fontsize=fontsize, va="bottom")
     if budget is not None:
-        set_smem_gauge(bar, text, budget)
+        _set_smem_gauge(bar, text, budget)
     return bar, text
 
 
-def set_smem_gauge(bar: Any, text: Any, budget: Any) -> None:
+def _set_smem_gauge(bar: Any, text: Any, budget: Any) -> None:
     """Fill the gauge from a :class:`~gpuperf.tiling.SharedMemoryBudget`."""
     fraction = budget.fraction_used
     bar.set_width(min(fraction, 1.5))
@@ -1008,13 +1118,18 @@ def set_smem_gauge(bar: Any, text: Any, budget: Any) -> None:
 def smem_gauges(budgets: Sequence[Any], *, figsize: tuple[float, float] = (WIDTH_IN, 1.0)) -> Any:
     """One shared-memory gauge per budget (e.g. one tile on T4, A100, H100), stacked; each names
     its chip and states its bytes above its bar."""
+    from .tiling import SharedMemoryBudget
+
+    check = lambda name, b: instance(name, b, SharedMemoryBudget)
+    budgets = sequence("budgets", budgets, check)
+    figsize = figure_size("figsize", figsize)
     plt = _pyplot()
     fig, axes = plt.subplots(
         len(budgets), 1, figsize=(figsize[0], figsize[1] * len(budgets) + 0.6),
         layout="constrained", squeeze=False, sharex=True,
     )  # fmt: skip
     for ax, budget in zip(axes[:, 0], budgets, strict=True):
-        _, text = draw_smem_gauge(ax, budget, fontsize=FONT_PT)
+        _, text = _draw_smem_gauge(ax, budget, fontsize=FONT_PT)
         text.set_text(
             f"{budget.chip_name}: {budget.shared_memory_bytes / 1024:g} of "
             f"{budget.limit_bytes / 1024:g} KiB"
@@ -1034,6 +1149,8 @@ def traffic_bars(
     named above its bar (names beside the bars would take half a phone's width)."""
     from .units import format_bytes
 
+    costs = _labelled("costs", costs, _op)
+    figsize = figure_size("figsize", figsize)
     plt = _pyplot()
     labels = list(costs)
     fig, ax = plt.subplots(
@@ -1079,6 +1196,9 @@ def checkpoint_tradeoff(
     """Peak activation memory against how often one checkpoints (every k layers), plus k = none."""
     from .recompute import best_checkpoint_every, checkpointing
 
+    n_layers = positive_int("n_layers", n_layers, maximum=MAX_LAYERS_DRAWN)
+    best = best_checkpoint_every(n_layers, activation_bytes_per_layer, input_bytes_per_layer)
+    figsize = figure_size("figsize", figsize)
     plt = _pyplot()
     ks = np.arange(1, n_layers + 1)
     plans = [
@@ -1091,7 +1211,6 @@ def checkpoint_tradeoff(
     stored = [p.stored_bytes / baseline for p in plans]
     ax.plot(ks, stored, "s--", ms=4, label="kept after the forward")
     ax.axhline(1.0, color="black", lw=1, ls=":", label="no checkpointing")
-    best = best_checkpoint_every(n_layers, activation_bytes_per_layer, input_bytes_per_layer)
     ax.axvline(best, color="tab:red", lw=1, ls=":")
     ax.annotate(f"best k = {best}", (best, 0.9), xytext=(4, 0), textcoords="offset points",
                 color="tab:red")  # fmt: skip
@@ -1127,11 +1246,19 @@ def attention_traffic(
     from . import attention as attn
     from .units import bytes_per_element, format_bytes
 
-    plt = _pyplot()
     the_chip = chip(chip_name)
-    sram = int(sram_bytes or the_chip.shared_memory_per_block_bytes or 0)
+    if sram_bytes is None:
+        sram = the_chip.shared_memory_per_block_bytes
+        if sram is None:
+            raise ValueError(
+                f"chip_name={the_chip.name!r} has no shared memory per block: pass sram_bytes"
+            )
+    else:
+        sram = positive_int("sram_bytes", sram_bytes)
     blocks = attn.flash_block_sizes(sram, head_dim, precision)
-    n = np.array(seq_lens)
+    n = np.array(sequence("seq_lens", seq_lens, positive_int), dtype=np.int64)
+    figsize = figure_size("figsize", figsize)
+    plt = _pyplot()
     size = bytes_per_element(precision)
     series = {
         "standard (writes S and P)": [attn.hbm_traffic_standard(x, head_dim, precision).bytes
@@ -1204,10 +1331,14 @@ def memory_ladder(
     bandwidth says so. ``figsize`` is the width and the height *per rung*. Sources belong in
     the caption (a citation), not inside the figure.
     """
+    from .memory import Level
     from .units import format_bandwidth, format_bytes
 
+    levels = sequence("levels", levels, lambda name, lv: instance(name, lv, Level))
+    rungs = lambda name, ms: sequence(name, ms, _measured_rate, minimum=0)
+    measured = _labelled("measured", measured, rungs, minimum=0) if measured is not None else {}
+    title, figsize = _title(title), figure_size("figsize", figsize)
     plt = _pyplot()
-    measured = dict(measured or {})
     unknown = set(measured) - {level.name for level in levels}
     if unknown:
         raise ValueError(
@@ -1216,6 +1347,8 @@ def memory_ladder(
         )
     values = [lv.bandwidth_bytes_per_s for lv in levels if lv.bandwidth_bytes_per_s]
     values += [m.value for ms in measured.values() for m in ms]
+    if not values:
+        raise ValueError(f"levels={show(levels)}: no rung has a bandwidth to draw")
     low, high = min(values) / 3, max(values) * 60
     fig, ax = plt.subplots(
         figsize=(figsize[0], figsize[1] * len(levels) + 0.9), layout="constrained"
@@ -1273,6 +1406,8 @@ def link_bandwidths(
     """
     from .units import format_bandwidth
 
+    rows = sequence("rows", rows, _link_row)
+    title, figsize = _title(title), figure_size("figsize", figsize)
     plt = _pyplot()
     fig, ax = plt.subplots(
         figsize=(figsize[0], figsize[1] * len(rows) + 0.9), layout="constrained"
@@ -1319,6 +1454,10 @@ def effective_bandwidth_curves(
     from . import memory
     from .units import format_bytes
 
+    links = _labelled("links", links, _link)
+    size_range = value_range("size_range", size_range)
+    optional("latency_bound_below", latency_bound_below, positive_float)
+    figsize = figure_size("figsize", figsize)
     plt = _pyplot()
     sizes = np.geomspace(*size_range, 300)
     fig, ax = plt.subplots(figsize=figsize, layout="constrained")
@@ -1343,3 +1482,27 @@ def effective_bandwidth_curves(
     ax.grid(True, which="major", alpha=0.3)
     _key_below(ax)
     return fig
+
+
+def _measured_rate(name: str, value: object) -> Any:
+    """A :class:`gpuperf.measurements.Measurement` of a rate in B/s."""
+    from .measurements import Measurement
+
+    m = instance(name, value, Measurement)
+    if m.unit != "B/s":
+        raise ValueError(f"{name}={m.quantity!r} is in {m.unit}, not B/s")
+    return m
+
+
+def _link_row(name: str, value: object) -> tuple[str, Any, float | None]:
+    """``(label, measurement of B/s, peak bytes/s or None)`` of :func:`link_bandwidths`."""
+    label, measured, peak = sequence(name, value, minimum=3, maximum=3)
+    if not isinstance(label, str):
+        raise TypeError(f"{name}[0]={show(label)} must be a label (a string)")
+    return label, _measured_rate(f"{name}[1]", measured), optional(name, peak, positive_float)
+
+
+def _link(name: str, value: object) -> tuple[float, float]:
+    """``(bandwidth bytes/s, latency s)`` of one link."""
+    bandwidth, latency_s = sequence(name, value, minimum=2, maximum=2)
+    return positive_float(name, bandwidth), positive_float(name, latency_s, allow_zero=True)

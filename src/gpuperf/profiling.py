@@ -100,7 +100,8 @@ class Profile:
         for r in self.rows:
             if r.name == name:
                 return r
-        raise KeyError(f"no row {name!r}; rows: {', '.join(r.name for r in self.rows)}")
+        rows = ", ".join(r.name for r in self.rows)
+        raise KeyError(f"name={show(name)}: no row {show(name)}; rows: {rows}")
 
     @property
     def bound(self) -> str:

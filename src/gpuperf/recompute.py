@@ -95,6 +95,7 @@ from ._validate import (
     name_string,
     positive_float,
     positive_int,
+    sequence,
     show,
 )
 from .hardware import Chip
@@ -336,6 +337,13 @@ def saved_tensor_bytes(
     if not callable(fn):
         raise TypeError(f"fn={show(fn)} must be callable")
     torch = require("torch", "pip install torch")
+
+    def tensor(name: str, value: object) -> Any:
+        if not isinstance(value, torch.Tensor):
+            raise TypeError(f"{name}={show(value)} must be a torch.Tensor (a parameter)")
+        return value
+
+    exclude = sequence("exclude", exclude, tensor, minimum=0)
     excluded = {t.untyped_storage().data_ptr() for t in exclude}
     storages: dict[int, tuple[int, tuple[int, ...]]] = {}
 
@@ -766,6 +774,13 @@ def transformer_layer(
             "rotary embedding (block='modern')"
         )
     torch = require("torch", "pip install torch")
+    if dtype is not None and (not isinstance(dtype, torch.dtype) or not dtype.is_floating_point):
+        raise TypeError(f"dtype={show(dtype)} must be a floating torch.dtype or None")
+    if device is not None:
+        try:
+            device = torch.device(device)
+        except (TypeError, ValueError, RuntimeError):
+            raise ValueError(f"device={show(device)} must be a torch device, e.g. 'cpu'") from None
     checkpoint = require("torch.utils.checkpoint", "pip install torch").checkpoint
     functional = torch.nn.functional
     options = {"dtype": dtype, "device": device}

@@ -18,7 +18,7 @@ from typing import Literal
 
 import numpy as np
 
-from ._validate import positive_float, positive_int, show
+from ._validate import positive_float, positive_int, real_array, show
 from .cost import OpCost, matmul
 from .hardware import Chip, chip
 from .units import bytes_per_element, check_precision
@@ -49,17 +49,7 @@ def attainable_flops(
     the_chip = chip(chip_name)
     peak = the_chip.peak_flops(precision)
     bw = _bandwidth(the_chip, bandwidth)
-    message = f"intensity={show(intensity)} must be finite and > 0 FLOP/byte"
-    if isinstance(intensity, str | bytes | bool | np.bool_):
-        raise ValueError(message)
-    raw = np.asarray(intensity)
-    if raw.dtype == bool or not np.issubdtype(raw.dtype, np.number):
-        raise ValueError(message)
-    if np.issubdtype(raw.dtype, np.complexfloating):
-        raise ValueError(message)
-    values = raw.astype(float)
-    if values.size == 0 or not np.all(np.isfinite(values)) or np.any(values <= 0):
-        raise ValueError(message)
+    values = np.asarray(real_array("intensity", intensity, allow_zero=False))
     result = np.minimum(peak, bw * values)
     return float(result) if result.ndim == 0 else result
 

@@ -10,15 +10,25 @@ from __future__ import annotations
 
 import importlib
 import os
-import sys
 from functools import cache
 from types import ModuleType
+
+__all__ = [
+    "DEVICE",  # noqa: F822 (computed on first access by __getattr__ below)
+    "configure_triton",
+    "default_device",
+    "has_cuda_gpu",
+    "interpreting",
+    "require",
+]
 
 
 def require(module: str, install: str | None = None) -> ModuleType:
     """Import an optional dependency, or raise ``ImportError`` naming the install command."""
     if not isinstance(module, str) or not module.strip():
         raise TypeError(f"module={module!r} must be a module name such as 'torch'")
+    if install is not None and not isinstance(install, str):
+        raise TypeError(f"install={install!r} must be the install command (a string) or None")
     try:
         return importlib.import_module(module)
     except ImportError as exc:
@@ -75,7 +85,3 @@ def __getattr__(name: str) -> str:
         configure_triton()
         return default_device()
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
-def triton_imported() -> bool:
-    return "triton" in sys.modules

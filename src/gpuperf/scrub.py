@@ -28,7 +28,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ._validate import name_string, positive_float, positive_int, show
+from ._validate import name_string, positive_float, positive_int, sequence, show
 
 #: Highest resolution a frame may be rendered at (frames are inline PNGs in the page).
 MAX_DPI = 300
@@ -92,26 +92,32 @@ class Control:
         return "slider" if numeric and len(self.values) > 1 else "dropdown"
 
 
+#: ``initial`` not given: the first value.
+_FIRST: Any = object()
+
+
 def control(
     name: str,
     values: Sequence[Any],
     *,
     label: str | None = None,
     format: Callable[[Any], str] = str,
-    initial: Any = None,
+    initial: Any = _FIRST,
 ) -> Control:
-    """Describe one control; ``initial`` must be one of ``values`` (default: the first)."""
+    """Describe one control; ``initial`` must be one of ``values`` (default: the first). A
+    builder passes its argument here, so ``None`` for a control without a ``None`` value is an
+    error, not "the default"."""
     name_string("name", name)
     if isinstance(values, str | bytes | Mapping) or not isinstance(values, Iterable):
         raise TypeError(f"values={show(values)} of control {name!r} must be a sequence")
     values = tuple(values)
     if not values:
-        raise ValueError(f"control {name!r} needs at least one value")
+        raise ValueError(f"values=() of control {name!r}: a control needs at least one value")
     if not callable(format):
         raise TypeError(f"format={show(format)} must be callable")
     if label is not None:
         name_string("label", label)
-    if initial is None:
+    if initial is _FIRST:
         index = 0
     else:
         matches = [i for i, v in enumerate(values) if _same(v, initial)]
@@ -158,8 +164,7 @@ class Scrubber:
             raise ValueError("alt text is required: describe what the figure shows")
         if not isinstance(caption, str):
             raise TypeError(f"caption={show(caption)} must be a string")
-        if not controls:
-            raise ValueError("a Scrubber needs at least one control")
+        controls = sequence("controls", controls)
         if not all(isinstance(c, Control) for c in controls):
             raise TypeError(f"controls={show(controls)} must be Control objects (see control())")
         names = [c.name for c in controls]

@@ -81,6 +81,7 @@ class PagedKV:
         positive_int("block_tokens", self.block_tokens, 1, self.max_len)
         positive_float("bytes_per_token", self.bytes_per_token)
         lengths = _lengths("context_lens", self.context_lens)
+        object.__setattr__(self, "context_lens", tuple(int(n) for n in lengths))
         if lengths.max() > self.max_len:
             raise ValueError(
                 f"context_lens holds {int(lengths.max())} tokens, more than max_len={self.max_len}"

@@ -44,7 +44,7 @@ from typing import Any
 import numpy as np
 
 from . import numerics
-from ._validate import MAX_QUANTITY, choice, positive_int, show
+from ._validate import MAX_QUANTITY, choice, name_string, optional, positive_int, show
 from .numerics import FloatFormat
 
 __all__ = [
@@ -276,13 +276,14 @@ def error_bound(
     order = choice("order", order, ORDERS)
     rounding = choice("rounding", rounding, ROUNDINGS)
     block = positive_int("block", block, maximum=2**53)
+    outer_format = _format("outer", outer)
     u = fmt.unit_roundoff if rounding == "nearest" else fmt.machine_epsilon
     if order == "sequential":
         exponent = n * math.log1p(u)
     elif order == "pairwise":
         exponent = math.ceil(math.log2(n)) * math.log1p(u)
     else:
-        u_outer = _format("outer", outer).unit_roundoff
+        u_outer = outer_format.unit_roundoff
         exponent = min(block, n) * math.log1p(u) + math.ceil(n / block) * math.log1p(u_outer)
     return math.inf if exponent > 700 else math.expm1(exponent)  # inf: no useful bound
 
@@ -309,8 +310,11 @@ class SummationErrors:
     bound: tuple[float, ...]
 
     def __post_init__(self) -> None:
+        for name in ("label", "input_format", "accumulator"):
+            name_string(name, getattr(self, name))
         choice("order", self.order, ORDERS)
         choice("rounding", self.rounding, ROUNDINGS)
+        optional("block", self.block, positive_int, maximum=2**53)
         positive_int("trials", self.trials, maximum=numerics.MAX_TRIALS)
         if not isinstance(self.lengths, tuple) or not self.lengths:
             raise ValueError(f"lengths={show(self.lengths)} must be a non-empty tuple")

@@ -143,8 +143,10 @@ class TiledMatmul:
                     "naive_hbm_bytes"),
             precisions=("precision", "out_precision"),
         )  # fmt: skip
-        if min(self.m, self.n, self.k, self.block_m, self.block_n, self.block_k) < 1:
-            raise ValueError(f"sizes and blocks of {self!r} must be ≥ 1")
+        sizes = ("m", "n", "k", "block_m", "block_n", "block_k", "tiles_m", "tiles_n", "tiles_k")
+        for name in sizes:
+            if getattr(self, name) < 1:
+                raise ValueError(f"{name}={getattr(self, name)!r} must be ≥ 1")
         if self.hbm_bytes_read + self.hbm_bytes_written <= 0:
             raise ValueError("a tiled matmul moves at least one byte")
 

@@ -15,16 +15,30 @@ thousand terms, accumulated in fp32).
 
 from __future__ import annotations
 
-from typing import Any, NamedTuple
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from ._validate import positive_float
 
 __all__ = ["TOLERANCES", "Tolerance", "tolerance"]
 
 
-class Tolerance(NamedTuple):
-    """``rtol`` and ``atol`` for one precision (unpacks as ``rtol, atol = tolerance(...)``)."""
+@dataclass(frozen=True)
+class Tolerance:
+    """``rtol`` and ``atol`` for one precision (unpacks as ``rtol, atol = tolerance(...)``):
+    finite and ≥ 0, so a comparison made with them can fail."""
 
     rtol: float
     atol: float
+
+    def __post_init__(self) -> None:
+        for name in ("rtol", "atol"):
+            value = positive_float(name, getattr(self, name), allow_zero=True, maximum=1.0)
+            object.__setattr__(self, name, value)
+
+    def __iter__(self) -> Iterator[float]:
+        return iter((self.rtol, self.atol))
 
 
 #: (rtol, atol) by the precision the arithmetic ran in.
@@ -45,7 +59,7 @@ def tolerance(precision: Any) -> Tolerance:
         key = precision.strip().lower()
     else:
         key = _TORCH_NAMES.get(str(precision).removeprefix("torch."), str(precision))
-    if key not in TOLERANCES:
+    if not isinstance(key, str) or key not in TOLERANCES:
         valid = ", ".join(TOLERANCES)
         raise KeyError(f"no tolerance for precision {precision!r}; known: {valid}")
     return TOLERANCES[key]

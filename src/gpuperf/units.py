@@ -43,6 +43,8 @@ def check_precision(precision: str, name: str = "precision") -> str:
 
     ``name`` is the argument named in the message (``a_precision``, ``weight_precision``...).
     """
+    if type(name) is not str:
+        raise TypeError(f"name={name!r} must be the argument's name (a string)")
     if not isinstance(precision, str) or precision not in _BYTES_PER_ELEMENT:
         raise ValueError(
             f"{name}={precision!r} is not a known precision; valid: {', '.join(PRECISIONS)}"

@@ -37,11 +37,12 @@ import importlib
 import itertools
 import json
 import math
+import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from ._validate import name_string, positive_int, show
+from ._validate import file_path, function, name_string, positive_int, sequence, show
 from .scrub import Control, control
 
 __all__ = [
@@ -114,8 +115,8 @@ class UnavailableFigure:
     """
 
     def __init__(self, name: str, reason: str) -> None:
-        self.name = name
-        self.reason = reason
+        self.name = name_string("name", name)
+        self.reason = name_string("reason", reason)
 
     def _repr_html_(self) -> str:
         return (
@@ -130,6 +131,7 @@ class UnavailableFigure:
 def book_figure(build: Callable[..., StaticExplorer]) -> Callable[..., Any]:
     """Decorate a function that builds a :class:`StaticExplorer` for the book: without Altair 5
     it returns an :class:`UnavailableFigure` instead of raising (any other error still raises)."""
+    function("build", build)
 
     @functools.wraps(build)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
@@ -182,7 +184,7 @@ def javascript_bundle() -> str:
 
 def write_bundle(static_dir: str | Path) -> Path:
     """Write :data:`BUNDLE_NAME` into ``static_dir`` (unless an identical file is there)."""
-    target = Path(static_dir) / BUNDLE_NAME
+    target = file_path("static_dir", static_dir) / BUNDLE_NAME
     text = javascript_bundle()
     if not target.is_file() or target.read_text(encoding="utf-8") != text:
         target.parent.mkdir(parents=True, exist_ok=True)
@@ -231,11 +233,7 @@ class StaticExplorer:
         dropdowns: Sequence[str] = (),
         max_rows: int = MAX_ROWS,
     ) -> None:
-        if isinstance(controls, str | bytes | Mapping) or not isinstance(controls, Iterable):
-            raise TypeError(f"controls={show(controls)} must be a sequence of Control")
-        controls = tuple(controls)
-        if not controls:
-            raise ValueError("a StaticExplorer needs at least one control")
+        controls = sequence("controls", controls)
         if not all(isinstance(c, Control) for c in controls):
             raise TypeError(f"controls={show(controls)} must be Control objects (see control())")
         names = [c.name for c in controls]
@@ -251,6 +249,8 @@ class StaticExplorer:
         for label, text in (("caption", caption), ("colab", colab)):
             if not isinstance(text, str):
                 raise TypeError(f"{label}={show(text)} must be a string")
+        if colab and not re.fullmatch(r"https://\S+", colab):
+            raise ValueError(f"colab={colab!r} must be an https:// URL (colab_url) or ''")
         if note is not None and not callable(note):
             raise TypeError(f"note={show(note)} must be callable or None")
         self.controls = controls
@@ -259,7 +259,8 @@ class StaticExplorer:
         self.colab = colab
         self.max_rows = positive_int("max_rows", max_rows)
         self._by_name = {c.name: c for c in controls}
-        if isinstance(dropdowns, str) or not all(n in self._by_name for n in dropdowns):
+        dropdowns = sequence("dropdowns", dropdowns, name_string, minimum=0)
+        if not all(n in self._by_name for n in dropdowns):
             raise ValueError(
                 f"dropdowns={dropdowns!r} must be a sequence of control names among {names}"
             )
@@ -426,24 +427,25 @@ class StaticExplorer:
         compiled Vega spec that the page ships (what the browser filters), without the index
         columns. Controls the table does not
         depend on may be omitted; a value that is not one of a control's values is an error."""
-        if table not in self._tables:
+        if not isinstance(table, str) or table not in self._tables:
             raise ValueError(f"table={table!r} is not one of {', '.join(self._tables) or '()'}")
         over, _ = self._tables[table]
         unknown = [n for n in values if n not in self._by_name]
         if unknown:
             raise ValueError(f"unknown controls {unknown}; the controls are {list(self._by_name)}")
+        missing = [n for n in over if n not in values]
+        if missing:
+            raise ValueError(f"table {table!r} depends on controls {missing}: give their values")
         wanted = {}
-        for n in over:
-            if n not in values:
-                raise ValueError(f"table {table!r} depends on control {n!r}: give its value")
+        for n, value in values.items():  # every value given is checked, used or not
             c = self._by_name[n]
-            matches = [i for i, v in enumerate(c.values) if _same(v, values[n])]
+            matches = [i for i, v in enumerate(c.values) if _same(v, value)]
             if not matches:
                 raise ValueError(
-                    f"{n}={show(values[n])} is not one of its values: "
-                    f"{', '.join(map(show, c.values))}"
+                    f"{n}={show(value)} is not one of its values: {', '.join(map(show, c.values))}"
                 )
-            wanted[_INDEX + n] = matches[0]
+            if n in over:
+                wanted[_INDEX + n] = matches[0]
         shipped = {d.get("name"): d.get("values") for d in self.vega_spec().get("data", [])}
         rows = shipped.get(table)
         if rows is None:

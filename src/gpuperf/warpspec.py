@@ -48,6 +48,7 @@ shared memory.
 from __future__ import annotations
 
 import json
+import math
 import os
 import re
 import subprocess
@@ -56,7 +57,16 @@ from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
-from ._validate import choice, name_string, positive_float, positive_int, power_of_two, show
+from ._validate import (
+    choice,
+    file_path,
+    name_string,
+    positive_float,
+    positive_int,
+    power_of_two,
+    sequence,
+    show,
+)
 from .hardware import SPECIAL_FUNCTION_OPS_PER_S, TENSOR_MEMORY_PER_SM, Chip, chip
 from .units import bytes_per_element, check_precision
 
@@ -395,6 +405,10 @@ def _jobs() -> list[dict]:
 
 def compile_facts(cases: list[tuple[str, str]] | None = None) -> dict:  # pragma: no cover
     """Compile (case, target) pairs (all by default) in a child process; their fact rows."""
+    known = [(j["case"], j["target"]) for j in _jobs()]
+    if cases is not None:
+        pair = lambda name, value: choice(name, tuple(sequence(name, value)), known)
+        cases = sequence("cases", cases, pair)
     jobs = [j for j in _jobs() if cases is None or (j["case"], j["target"]) in cases]
     env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
     env["GPUPERF_COMPILE_ONLY"] = "1"
@@ -434,9 +448,13 @@ def regenerate(path: str | Path | None = None) -> int:  # pragma: no cover - off
     """Compile every case (about a minute) and rewrite the stored table below."""
     import triton
 
-    rows = compile_facts()
-    path = Path(path or __file__)
+    path = file_path("path", path, default=__file__)
+    if not path.is_file():
+        raise FileNotFoundError(f"path={str(path)!r} is not a file (this module's source)")
     text = path.read_text(encoding="utf-8")
+    if _MARKER not in text:
+        raise ValueError(f"path={str(path)!r} holds no stored table to rewrite")
+    rows = compile_facts()
     head = text.split(_MARKER)[0]
     lines = [f"    {key!r}: {row!r}," for key, row in rows.items()]
     body = (
@@ -545,15 +563,20 @@ class TensorMemoryUse:
 
     def __post_init__(self) -> None:
         name_string("chip_name", self.chip_name)
-        power_of_two("block_n", self.block_n, 8, 512)
-        choice("accumulator_bytes", self.accumulator_bytes, (2, 4))
-        positive_int("buffers", self.buffers, 1, 8)
-        positive_int("lanes", self.lanes)
-        positive_int("columns_per_sm", self.columns_per_sm)
+        checked = {
+            "block_n": power_of_two("block_n", self.block_n, 8, 512),
+            "accumulator_bytes": choice("accumulator_bytes", self.accumulator_bytes, (2, 4)),
+            "buffers": positive_int("buffers", self.buffers, 1, 8),
+            "lanes": positive_int("lanes", self.lanes),
+            "columns_per_sm": positive_int("columns_per_sm", self.columns_per_sm),
+        }
+        for name, value in checked.items():  # plain ints (numpy's have no bit_length)
+            object.__setattr__(self, name, value)
         if self.columns > self.columns_per_sm:
             raise ValueError(
-                f"{self.buffers} buffer(s) of a 128×{self.block_n} accumulator need "
-                f"{self.columns} columns; tensor memory has {self.columns_per_sm}"
+                f"buffers={self.buffers} of a 128×{self.block_n} accumulator need "
+                f"{self.columns} columns; tensor memory has {self.columns_per_sm} "
+                "(columns_per_sm)"
             )
 
     @property
@@ -701,6 +724,11 @@ class PingPong:
         positive_int("head_dim", self.head_dim, 1, 1024)
         positive_float("matmul_s", self.matmul_s, bounded=False)
         positive_float("exp_s", self.exp_s, bounded=False)
+        if not math.isfinite(self.exp_s / self.matmul_s):
+            raise ValueError(
+                f"exp_s={self.exp_s!r} over matmul_s={self.matmul_s!r} overflows: "
+                "times this far apart are not one kernel's"
+            )
 
     @property
     def ratio(self) -> float:

@@ -23,8 +23,8 @@ from gpuperf.kernels.flash_attention import (
     T4_CONFIGS,
     FlashConfig,
     FlashDefaults,
+    _backward_config,
     attention_ref,
-    backward_config,
     default_configs,
     flash_attention,
 )
@@ -76,10 +76,10 @@ def test_default_configs_by_device():
 def test_backward_config():
     """Tiles given by the caller: the backward keeps them, halving BLOCK_M where dK/dV would not
     fit a T4 in fp32."""
-    assert backward_config(PORTABLE, torch.float32, "sm_75") == FlashConfig(32, 64, 4, 2)
+    assert _backward_config(PORTABLE, torch.float32, "sm_75") == FlashConfig(32, 64, 4, 2)
     for arch in ("sm_80", "sm_90", "cpu"):
-        assert backward_config(PORTABLE, torch.float32, arch) == PORTABLE
-    assert backward_config(PORTABLE, torch.float16, "sm_75") == PORTABLE
+        assert _backward_config(PORTABLE, torch.float32, arch) == PORTABLE
+    assert _backward_config(PORTABLE, torch.float16, "sm_75") == PORTABLE
 
 
 @pytest.fixture(scope="module")
@@ -156,7 +156,7 @@ def test_given_tiles_replace_the_t4_defaults(monkeypatch):
     monkeypatch.setattr(fa, "device_arch", lambda: "sm_75")
     q = torch.randn(1, 40, 16, device=DEVICE, requires_grad=True)
     o = flash_attention(q, q, q, BLOCK_M=64)  # the rest from the T4 fp32 forward: 64, 8 warps
-    wanted = backward_config(FlashConfig(64, 64, 8, 2), torch.float32, "sm_75")
+    wanted = _backward_config(FlashConfig(64, 64, 8, 2), torch.float32, "sm_75")
     assert wanted == FlashConfig(32, 64, 8, 2)
     assert o.grad_fn.configs == (wanted, wanted)
     assert fa.FlashAttention.BLOCK_M is None  # restored after the call

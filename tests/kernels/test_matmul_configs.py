@@ -19,8 +19,8 @@ from gpuperf.kernels.matmul import (
     AUTOTUNE_CONFIGS,
     DEFAULT_CONFIGS,
     MatmulConfig,
+    _check_config,
     _prune_configs,
-    check_config,
     default_config,
     device_arch,
 )
@@ -105,7 +105,7 @@ def test_every_row_passes_the_launch_check():
     for arch, _, dtype, config in ROWS:
         torch_dtype = {"fp32": torch.float32, "fp16": torch.float16, "bf16": torch.bfloat16}
         if arch == "sm_90":  # the CPU check uses the H100's limit; other chips are smaller
-            assert check_config(config, torch_dtype[dtype]) == config
+            assert _check_config(config, torch_dtype[dtype]) == config
 
 
 @pytest.mark.parametrize(
@@ -136,9 +136,12 @@ def test_default_config_respects_a_smaller_shared_memory():
     # An sm_86 card (99 KiB per block) still gets an sm_80 row that fits it.
     c = default_config(8192, 8192, torch.float16, arch="sm_80", shared_memory_bytes=99 * 1024)
     assert c.shared_memory_bytes(2) <= 99 * 1024
-    with pytest.raises(ValueError, match=r"no default matmul configuration for sm_75 fits 1024"):
+    with pytest.raises(
+        ValueError,
+        match=r"no default matmul configuration for sm_75 fits shared_memory_bytes=1024",
+    ):
         default_config(64, 64, torch.float16, arch="sm_75", shared_memory_bytes=1024)
-    with pytest.raises(ValueError, match=r"arch='sm_70' must be one of"):
+    with pytest.raises(ValueError, match=r"arch='sm_70' is not one of"):
         default_config(64, 64, arch="sm_70")
 
 

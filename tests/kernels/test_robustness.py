@@ -12,11 +12,11 @@ from gpuperf import kernels as K  # noqa: N812
 from gpuperf.kernels import _common
 from gpuperf.kernels.copy import copy_cost
 from gpuperf.kernels.divergence import MAX_ITERS
-from gpuperf.kernels.flash_attention import FlashConfig, attention_ref, flash_grid
-from gpuperf.kernels.flash_attention import check_config as flash_check_config
+from gpuperf.kernels.flash_attention import FlashConfig, _flash_grid, attention_ref
+from gpuperf.kernels.flash_attention import _check_config as flash_check_config
 from gpuperf.kernels.fusion import sin2cos2_cost
 from gpuperf.kernels.softmax import softmax_cost, softmax_ref
-from gpuperf.kernels.transpose import transpose_cost, transpose_grid, transpose_ref
+from gpuperf.kernels.transpose import _transpose_grid, transpose_cost, transpose_ref
 
 from .conftest import DEVICE, assert_close, randn
 
@@ -285,11 +285,11 @@ def test_flash_config_estimates():
 
 def test_grids_are_one_dimensional_and_fold_what_used_to_overflow_axis_1():
     # transpose_tiled((1, 4194432)) used a (1, 65538) grid: over axis 1's 65,535 on a GPU.
-    assert transpose_grid(1, 4_194_432, 64, 64) == (65_538,)
-    assert transpose_grid(4_194_432, 1, 1, 16) == (4_194_432,)  # naive: one program per row
+    assert _transpose_grid(1, 4_194_432, 64, 64) == (65_538,)
+    assert _transpose_grid(4_194_432, 1, 1, 16) == (4_194_432,)  # naive: one program per row
     # FlashAttention with batch·heads = 70,000 used (blocks, 70000): now one axis.
-    assert flash_grid(100, 70_000, 64) == (2 * 70_000,)
-    assert flash_grid(1, 1, 64) == (1,)
+    assert _flash_grid(100, 70_000, 64) == (2 * 70_000,)
+    assert _flash_grid(1, 1, 64) == (1,)
 
 
 def test_check_grid_limits():
@@ -299,9 +299,9 @@ def test_check_grid_limits():
     with pytest.raises(ValueError, match=r"axis 1 would launch 65536 .* at most 65535"):
         _common.check_grid((1, 65_536), "k")
     with pytest.raises(ValueError, match=r"grid axis 0"):
-        transpose_grid(2**20, 2**20, 16, 16)
+        _transpose_grid(2**20, 2**20, 16, 16)
     with pytest.raises(ValueError, match=r"flash_attention: grid axis 0"):
-        flash_grid(2**16, 2**22, 16)
+        _flash_grid(2**16, 2**22, 16)
 
 
 def test_folded_grids_compute_the_right_tiles(gen):

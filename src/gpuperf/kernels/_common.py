@@ -26,7 +26,7 @@ from collections.abc import Iterable
 
 import torch
 
-from .._validate import flag, positive_int, power_of_two
+from .._validate import choice, flag, positive_int, power_of_two, show
 from ..runtime import default_device, has_cuda_gpu, interpreting
 
 FLOAT_DTYPES = (torch.float32, torch.float16, torch.bfloat16)
@@ -90,6 +90,57 @@ def check_tensor(
     if not allow_empty and t.numel() == 0:
         raise ValueError(f"{name} has shape {tuple(t.shape)} with no elements")
     return t
+
+
+#: dtypes a torch reference accepts: the kernels' and float64, the exact reference.
+REFERENCE_DTYPES = (torch.float64, *FLOAT_DTYPES)
+
+
+def check_reference(
+    name: str, t: object, *, ndim: int | tuple[int, ...] | None = None
+) -> torch.Tensor:
+    """Check one input of a torch reference (``<op>_ref``): a non-empty real floating tensor
+    with values (not on the ``meta`` device), on any device. Integer, boolean and complex tensors
+    are refused as the kernels refuse them, so a reference never answers what its kernel cannot."""
+    if not isinstance(t, torch.Tensor):
+        raise TypeError(f"{name} must be a torch.Tensor, got {type(t).__name__}")
+    if t.dtype not in REFERENCE_DTYPES:
+        valid = ", ".join(str(d).removeprefix("torch.") for d in REFERENCE_DTYPES)
+        raise TypeError(f"{name}.dtype={t.dtype} is not supported; expected one of {valid}")
+    if t.device.type == "meta":
+        raise ValueError(f"{name} is on the meta device: it holds no values to compute with")
+    if ndim is not None:
+        allowed = (ndim,) if isinstance(ndim, int) else ndim
+        if t.ndim not in allowed:
+            raise ValueError(
+                f"{name} has shape {tuple(t.shape)} ({t.ndim}-D); expected "
+                f"{' or '.join(f'{d}-D' for d in allowed)}"
+            )
+    if t.numel() == 0:
+        raise ValueError(f"{name} has shape {tuple(t.shape)} with no elements")
+    return t
+
+
+#: Architectures the launchers pick configurations for (``"cpu"``: the interpreter).
+ARCHS = ("sm_75", "sm_80", "sm_90", "cpu")
+
+
+def arch_name(value: object) -> str:
+    """``arch``: one of :data:`ARCHS`."""
+    return choice("arch", value, ARCHS)
+
+
+def element_size(value: object) -> int:
+    """Bytes per element of a tensor a kernel stages: 1, 2, 4 or 8."""
+    return choice("element_size", value, (1, 2, 4, 8))
+
+
+def float_dtype(name: str, value: object) -> torch.dtype:
+    """One of the kernels' floating dtypes (a ``torch.dtype``, not a string)."""
+    if not isinstance(value, torch.dtype) or value not in FLOAT_DTYPES:
+        valid = ", ".join(f"torch.{str(d).removeprefix('torch.')}" for d in FLOAT_DTYPES)
+        raise TypeError(f"{name}={show(value)} must be one of {valid}")
+    return value
 
 
 def reject_bf16_in_interpreter(t: torch.Tensor, what: str) -> None:
@@ -230,19 +281,24 @@ def next_power_of_2(n: int) -> int:
 
 
 __all__ = [
+    "ARCHS",
     "FLOAT_DTYPES",
     "MAX_GRID_AXIS_0",
     "MAX_GRID_AXIS_12",
+    "arch_name",
     "block",
     "cdiv",
     "check_grid",
+    "check_reference",
     "check_shared_memory",
     "check_tensor",
     "count",
     "default_device",
     "device_arch",
+    "element_size",
     "expected_device",
     "flag",
+    "float_dtype",
     "next_power_of_2",
     "pipeline_buffers",
     "precision_of",

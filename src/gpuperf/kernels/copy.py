@@ -19,6 +19,7 @@ from ._common import (
     block,
     cdiv,
     check_grid,
+    check_reference,
     check_tensor,
     count,
     reject_autograd,
@@ -41,6 +42,10 @@ def copy_cost(n_out: int, precision: str = "fp32", *, stride: int = 1):
 
 
 def copy_ref(x: torch.Tensor, *, stride: int = 1, offset: int = 0) -> torch.Tensor:
+    check_reference("x", x)
+    stride, offset = count("stride", stride, 1), count("offset", offset, 0)
+    if offset >= x.numel():
+        raise ValueError(f"offset={offset} must be less than the {x.numel()} elements of x")
     return x.reshape(-1)[offset::stride].clone()  # reads n_out, writes n_out
 
 

@@ -47,6 +47,7 @@ from ._common import (
     block,
     cdiv,
     check_grid,
+    check_reference,
     check_tensor,
     next_power_of_2,
     reject_autograd,
@@ -86,6 +87,11 @@ def decode_attention_ref(
     q: torch.Tensor, k_cache: torch.Tensor, v_cache: torch.Tensor
 ) -> torch.Tensor:
     """softmax(q Kᵀ/√d) V for one query per head, in fp32, with KV heads shared by their group."""
+    _check_shapes(
+        check_reference("q", q, ndim=3),
+        check_reference("k_cache", k_cache, ndim=4),
+        check_reference("v_cache", v_cache, ndim=4),
+    )
     group = q.shape[1] // k_cache.shape[1]
     k = k_cache.float().repeat_interleave(group, dim=1)  # (B, H, T, D): KV head per query head
     v = v_cache.float().repeat_interleave(group, dim=1)  # read the cache: 2·B·KVH·T·D elements
@@ -217,6 +223,21 @@ def _check(q, k_cache, v_cache, what: str) -> tuple[int, int, int, int, int]:
     check_tensor("q", q, ndim=3)
     check_tensor("k_cache", k_cache, ndim=4)
     check_tensor("v_cache", v_cache, ndim=4)
+    batch, n_heads, n_kv_heads, context_len, head_dim = _check_shapes(q, k_cache, v_cache)
+    if n_heads // n_kv_heads > MAX_GROUP:
+        raise ValueError(
+            f"group = heads / kv_heads = {n_heads // n_kv_heads} must be ≤ {MAX_GROUP} "
+            "(one program holds the whole group's queries)"
+        )
+    if head_dim > MAX_HEAD_DIM:
+        raise ValueError(f"head_dim={head_dim} must be ≤ {MAX_HEAD_DIM}")
+    reject_bf16_in_interpreter(q, what)
+    reject_autograd(what, q, k_cache, v_cache)
+    return batch, n_heads, n_kv_heads, context_len, head_dim
+
+
+def _check_shapes(q, k_cache, v_cache) -> tuple[int, int, int, int, int]:
+    """One query per head against a cache of KV heads: the shapes and dtypes must agree."""
     same("k_cache", k_cache, "v_cache", v_cache)
     if q.dtype != k_cache.dtype:
         raise TypeError(f"q.dtype={q.dtype} but k_cache.dtype={k_cache.dtype}; they must match")
@@ -233,15 +254,6 @@ def _check(q, k_cache, v_cache, what: str) -> tuple[int, int, int, int, int]:
             f"q has {n_heads} heads and the cache {n_kv_heads} KV heads: heads must be a "
             "multiple of kv_heads (each KV head serves a group of query heads)"
         )
-    if n_heads // n_kv_heads > MAX_GROUP:
-        raise ValueError(
-            f"group = heads / kv_heads = {n_heads // n_kv_heads} must be ≤ {MAX_GROUP} "
-            "(one program holds the whole group's queries)"
-        )
-    if head_dim > MAX_HEAD_DIM:
-        raise ValueError(f"head_dim={head_dim} must be ≤ {MAX_HEAD_DIM}")
-    reject_bf16_in_interpreter(q, what)
-    reject_autograd(what, q, k_cache, v_cache)
     return batch, n_heads, n_kv_heads, context_len, head_dim
 
 

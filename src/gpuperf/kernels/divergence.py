@@ -23,6 +23,7 @@ from ._common import (
     block,
     cdiv,
     check_grid,
+    check_reference,
     check_tensor,
     count,
     reject_autograd,
@@ -35,8 +36,11 @@ MAX_ITERS = 256
 
 
 def divergence_ref(x: torch.Tensor, period: int, iters: int = 8) -> torch.Tensor:
+    check_reference("x", x)
     period = count("period", period, 1)
     iters = count("iters", iters, 0)
+    if iters > MAX_ITERS:
+        raise ValueError(f"iters={iters} must be ≤ {MAX_ITERS}")
     xf = x.reshape(-1).float()
     a, b = xf.clone(), xf.clone()
     for _ in range(iters):

@@ -17,6 +17,7 @@ from ._common import (
     block,
     cdiv,
     check_grid,
+    check_reference,
     check_tensor,
     reject_autograd,
     reject_bf16_in_interpreter,
@@ -40,11 +41,12 @@ def gelu_cost(n: int, precision: str = "fp32"):
 
 
 def relu_ref(x: torch.Tensor) -> torch.Tensor:
-    return torch.relu(x)  # reads n, writes n
+    return torch.relu(check_reference("x", x))  # reads n, writes n
 
 
 def gelu_ref(x: torch.Tensor) -> torch.Tensor:
     """Exact GELU, x·Φ(x) = x/2·(1 + erf(x/√2)), computed in fp32 and rounded to x's dtype."""
+    check_reference("x", x)
     return torch.nn.functional.gelu(x.float()).to(x.dtype)
 
 

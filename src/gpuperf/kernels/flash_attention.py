@@ -22,7 +22,7 @@ Precision: fp32 inputs use IEEE fp32 dot products (``input_precision="ieee"``), 
 behind the reader's back, so the CPU interpreter and a GPU agree within the fp32 tolerance of
 :mod:`gpuperf.tolerances`; fp16/bf16 inputs use tensor cores as usual.
 
-Limits checked before compiling (:func:`check_config`): tiles are powers of two in 16–256,
+Limits checked before compiling (:func:`_check_config`): tiles are powers of two in 16–256,
 ``num_warps`` in 1–32, ``num_stages`` in 1–8, the K and V tiles fit the device's shared memory
 per block, and the live fp32 tiles (Q, the accumulator, the scores) stay within
 :data:`MAX_LIVE_PER_THREAD` values per thread — beyond that the compiler runs for minutes and
@@ -35,7 +35,7 @@ is unrolled into FMAs held in registers, and those tiles spill (the fp16 forward
 thread in local memory): there each kernel and dtype has its own tiles, :data:`T4_CONFIGS`,
 chosen from offline compiles as the largest tile that fits without spilling registers
 (``tests/kernels/test_flash_attention_configs.py`` recompiles them) for d = 64. Tiles given by
-the caller serve all three kernels (:func:`backward_config` halves the fp32 dK/dV kernel's
+the caller serve all three kernels (:func:`_backward_config` halves the fp32 dK/dV kernel's
 BLOCK_M on a T4 until it fits).
 
 NaN and infinity: a NaN (or ±inf) in q, k or v reaches the affected rows as NaN, as in torch.
@@ -53,19 +53,26 @@ import torch
 import triton
 import triton.language as tl
 
+from .._validate import instance, positive_int
 from ._common import (
+    arch_name,
     block,
     cdiv,
     check_grid,
+    check_reference,
     check_shared_memory,
     check_tensor,
     device_arch,
     flag,
+    float_dtype,
     next_power_of_2,
     pipeline_buffers,
     reject_bf16_in_interpreter,
     stages,
     warps,
+)
+from ._common import (
+    element_size as _element_size,
 )
 
 MAX_HEAD_DIM = 256
@@ -93,6 +100,10 @@ def attention_ref(
     q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, is_causal: bool = False
 ) -> torch.Tensor:
     """softmax(Q Kᵀ/√d) V in fp32 with the (seq × seq) matrix materialised; differentiable."""
+    is_causal = flag("is_causal", is_causal)
+    for name, t in (("q", q), ("k", k), ("v", v)):
+        check_reference(name, t, ndim=(3, 4))
+    _same_qkv(q, k, v)
     scale = 1.0 / math.sqrt(q.shape[-1])
     s = (q.float() @ k.float().transpose(-1, -2)) * scale  # (…, seq, seq): the N² traffic
     if is_causal:
@@ -290,14 +301,7 @@ def _flash_bwd_dq_kernel(
 def _check_qkv(q: object, k: object, v: object, what: str) -> None:
     for name, t in (("q", q), ("k", k), ("v", v)):
         check_tensor(name, t, ndim=(3, 4))
-    for name, t in (("k", k), ("v", v)):
-        if t.shape != q.shape:
-            raise ValueError(
-                f"{name} has shape {tuple(t.shape)} but q has {tuple(q.shape)}; "
-                "q, k and v must have one shape (batch[, heads], seq, d)"
-            )
-        if t.dtype != q.dtype:
-            raise TypeError(f"{name}.dtype={t.dtype} but q.dtype={q.dtype}; they must match")
+    _same_qkv(q, k, v)
     if q.shape[-1] > MAX_HEAD_DIM:
         raise ValueError(f"head dim d={q.shape[-1]} must be ≤ {MAX_HEAD_DIM}")
     seq, d = q.shape[-2], q.shape[-1]
@@ -307,6 +311,17 @@ def _check_qkv(q: object, k: object, v: object, what: str) -> None:
             "head are int32; the per-head base offset is int64)"
         )
     reject_bf16_in_interpreter(q, what)
+
+
+def _same_qkv(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> None:
+    for name, t in (("k", k), ("v", v)):
+        if t.shape != q.shape:
+            raise ValueError(
+                f"{name} has shape {tuple(t.shape)} but q has {tuple(q.shape)}; "
+                "q, k and v must have one shape (batch[, heads], seq, d)"
+            )
+        if t.dtype != q.dtype:
+            raise TypeError(f"{name}.dtype={t.dtype} but q.dtype={q.dtype}; they must match")
 
 
 @dataclass(frozen=True)
@@ -322,23 +337,34 @@ class FlashConfig:
     num_warps: int = 4
     num_stages: int = 2
 
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "BLOCK_M", block("BLOCK_M", self.BLOCK_M, 16, 256))
+        object.__setattr__(self, "BLOCK_N", block("BLOCK_N", self.BLOCK_N, 16, 256))
+        object.__setattr__(self, "num_warps", warps(self.num_warps))
+        object.__setattr__(self, "num_stages", stages(self.num_stages))
+
     def shared_memory_bytes(self, head_dim: int, element_size: int, arch: str = "sm_90") -> int:
         """Estimate: the K and V tiles times the pipeline's buffers on ``arch``
         (:func:`~gpuperf.kernels._common.pipeline_buffers`), plus one Q tile
         (BLOCK_D = 2^⌈log₂ d⌉)."""
-        block_d = max(16, next_power_of_2(head_dim))
-        kv = 2 * self.BLOCK_N * block_d * element_size
-        q = self.BLOCK_M * block_d * element_size
-        return pipeline_buffers(self.num_stages, arch) * kv + q
+        block_d = max(16, next_power_of_2(_head_dim(head_dim)))
+        size = _element_size(element_size)
+        kv = 2 * self.BLOCK_N * block_d * size
+        q = self.BLOCK_M * block_d * size
+        return pipeline_buffers(self.num_stages, arch_name(arch)) * kv + q
 
     def live_per_thread(self, head_dim: int) -> int:
         """fp32 values a thread holds: Q and the accumulator (BLOCK_M×BLOCK_D), the scores."""
-        block_d = max(16, next_power_of_2(head_dim))
+        block_d = max(16, next_power_of_2(_head_dim(head_dim)))
         live = 2 * self.BLOCK_M * block_d + self.BLOCK_M * self.BLOCK_N
         return live // (32 * self.num_warps)
 
 
-def check_config(
+def _head_dim(value: object) -> int:
+    return positive_int("head_dim", value, 1, MAX_HEAD_DIM)
+
+
+def _check_config(
     config: FlashConfig, head_dim: int, dtype: torch.dtype, what: str = "flash_attention"
 ) -> FlashConfig:
     """Validate a FlashAttention configuration before compiling (numbers in every message)."""
@@ -362,7 +388,7 @@ def check_config(
     return config
 
 
-def backward_config(
+def _backward_config(
     config: FlashConfig, dtype: torch.dtype, arch: str | None = None
 ) -> FlashConfig:
     """Backward tiles for forward tiles the caller chose: the forward's, except where dK/dV
@@ -394,6 +420,10 @@ class FlashDefaults:
     forward: FlashConfig
     dkdv: FlashConfig
     dq: FlashConfig
+
+    def __post_init__(self) -> None:
+        for name in ("forward", "dkdv", "dq"):
+            instance(name, getattr(self, name), FlashConfig)
 
 
 #: T4 (sm_75) defaults by dtype (fp16; fp32), each kernel on its own. Chosen from offline compiles
@@ -435,14 +465,15 @@ T4_CONFIGS: dict[str, FlashDefaults] = {
 def default_configs(dtype: torch.dtype, arch: str | None = None) -> FlashDefaults:
     """The tiles FlashAttention uses for ``dtype`` on ``arch`` (default: this device) when the
     caller gives none: :data:`T4_CONFIGS` on sm_75, 64×64 / 4 warps / 2 stages elsewhere."""
-    arch = device_arch() if arch is None else arch
+    float_dtype("dtype", dtype)
+    arch = device_arch() if arch is None else arch_name(arch)
     if arch == "sm_75":
         return T4_CONFIGS["fp32" if dtype == torch.float32 else "fp16"]
     portable = FlashConfig()
     return FlashDefaults(portable, portable, portable)
 
 
-def flash_grid(seq_len: int, batch_heads: int, block: int) -> tuple[int]:
+def _flash_grid(seq_len: int, batch_heads: int, block: int) -> tuple[int]:
     """The 1-D launch grid: ⌈seq/block⌉ blocks for each of the batch·heads (one axis)."""
     return check_grid((cdiv(seq_len, block) * batch_heads,), "flash_attention")
 
@@ -456,7 +487,7 @@ def _flash_forward(q, k, v, is_causal, config: FlashConfig):
     bh = q.numel() // (seq * d)
     o = torch.empty_like(q)
     lse = torch.empty(q.shape[:-1], dtype=torch.float32, device=q.device)
-    _flash_fwd_kernel[flash_grid(seq, bh, config.BLOCK_M)](
+    _flash_fwd_kernel[_flash_grid(seq, bh, config.BLOCK_M)](
         q,
         k,
         v,
@@ -502,10 +533,10 @@ def _flash_backward(
 
     dq_config = config if dq_config is None else dq_config
     scalars = (seq, d, 1.0 / math.sqrt(d), seq * d, d)
-    _flash_bwd_dkdv_kernel[flash_grid(seq, bh, config.BLOCK_N)](
+    _flash_bwd_dkdv_kernel[_flash_grid(seq, bh, config.BLOCK_N)](
         q, k, v, do, lse, delta, dk, dv, *scalars, **meta(config)
     )
-    _flash_bwd_dq_kernel[flash_grid(seq, bh, dq_config.BLOCK_M)](
+    _flash_bwd_dq_kernel[_flash_grid(seq, bh, dq_config.BLOCK_M)](
         q, k, v, do, lse, delta, dq, *scalars, **meta(dq_config)
     )
     return dq, dk, dv
@@ -521,10 +552,10 @@ class FlashAttention(torch.autograd.Function):
     """FlashAttention-2 in Triton: ``FlashAttention.apply(q, k, v, is_causal=False)``.
 
     Class attributes ``BLOCK_M``/``BLOCK_N`` set the tiles (powers of two, 16–256),
-    ``NUM_WARPS``/``NUM_STAGES`` the launch; all are checked by :func:`check_config`. Left as
+    ``NUM_WARPS``/``NUM_STAGES`` the launch; all are checked by :func:`_check_config`. Left as
     ``None`` they come from :func:`default_configs` (per kernel on a T4); if any is set, the
     forward uses the given values (the rest from the default forward) and the backward uses
-    :func:`backward_config` of that.
+    :func:`_backward_config` of that.
     """
 
     BLOCK_M: int | None = None
@@ -544,15 +575,15 @@ class FlashAttention(torch.autograd.Function):
         else:
             fwd, dkdv, dq = _given_or_default(given, defaults.forward), None, None
         d = q.shape[-1]
-        fwd = check_config(fwd, d, q.dtype, "FlashAttention")
+        fwd = _check_config(fwd, d, q.dtype, "FlashAttention")
         if dkdv is None:
-            dkdv = dq = backward_config(fwd, q.dtype)
+            dkdv = dq = _backward_config(fwd, q.dtype)
         o, lse = _flash_forward(q, k, v, is_causal, fwd)
         ctx.save_for_backward(q, k, v, o, lse)
         ctx.is_causal = is_causal
         ctx.configs = (
-            check_config(dkdv, d, q.dtype, "FlashAttention backward (dK/dV)"),
-            check_config(dq, d, q.dtype, "FlashAttention backward (dQ)"),
+            _check_config(dkdv, d, q.dtype, "FlashAttention backward (dK/dV)"),
+            _check_config(dq, d, q.dtype, "FlashAttention backward (dQ)"),
         )
         return o
 
@@ -582,7 +613,7 @@ def flash_attention(
     _check_qkv(q, k, v, "flash_attention")
     given = (BLOCK_M, BLOCK_N, num_warps, num_stages)
     if not all(x is None for x in given):  # fail here, before touching the class
-        check_config(
+        _check_config(
             _given_or_default(given, default_configs(q.dtype).forward), q.shape[-1], q.dtype
         )
     cls = FlashAttention
@@ -691,9 +722,6 @@ __all__ = [
     "FlashDefaults",
     "attention_cost",
     "attention_ref",
-    "backward_config",
-    "check_config",
     "default_configs",
     "flash_attention",
-    "flash_grid",
 ]

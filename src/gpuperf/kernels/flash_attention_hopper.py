@@ -38,15 +38,16 @@ import torch
 import triton
 import triton.language as tl
 
+from .._validate import choice, instance, optional
 from ..runtime import interpreting
 from ._common import cdiv, check_grid, flag, reject_bf16_in_interpreter
 from .flash_attention import (
     FlashConfig,
+    _backward_config,
+    _check_config,
     _check_qkv,
     _flash_backward,
     attention_ref,
-    backward_config,
-    check_config,
 )
 
 #: Head dimensions the descriptor kernel accepts (the TMA box spans the whole of d).
@@ -172,6 +173,7 @@ def _flash_fwd_tma_kernel(
 def hopper_config(head_dim: int) -> FlashConfig:
     """Tiles for sm_90: 128 queries × 8 warps; 128 keys per step for d ≤ 64, 64 beyond; 3 stages
     (2 for d = 256, to stay inside 227 KiB of shared memory)."""
+    head_dim = choice("head_dim", head_dim, HEAD_DIMS)
     if head_dim <= 64:
         return FlashConfig(128, 128, 8, 3)
     if head_dim <= 128:
@@ -247,8 +249,11 @@ class FlashAttentionHopper(torch.autograd.Function):
         is_causal = flag("is_causal", is_causal)
         _check_hopper(q, k, v, "FlashAttentionHopper")
         d = q.shape[-1]
-        wanted = FlashAttentionHopper.CONFIG or hopper_config(d)
-        config = check_config(wanted, d, q.dtype, "FlashAttentionHopper")
+        wanted = FlashAttentionHopper.CONFIG
+        if wanted is None:  # not `or`: a falsy wrong value is an error, never the default
+            wanted = hopper_config(d)
+        instance("FlashAttentionHopper.CONFIG", wanted, FlashConfig)
+        config = _check_config(wanted, d, q.dtype, "FlashAttentionHopper")
         o, lse = _forward(q, k, v, is_causal, config)
         ctx.save_for_backward(q, k, v, o, lse)
         ctx.is_causal = is_causal
@@ -258,7 +263,7 @@ class FlashAttentionHopper(torch.autograd.Function):
     def backward(ctx, do):
         q, k, v, o, lse = ctx.saved_tensors
         # The portable kernels' default tiles: the backward is not tuned for Hopper here.
-        config = backward_config(FlashConfig(), q.dtype)
+        config = _backward_config(FlashConfig(), q.dtype)
         dq, dk, dv = _flash_backward(q, k, v, o, lse, do, ctx.is_causal, config)
         return dq, dk, dv, None
 
@@ -274,6 +279,7 @@ def flash_attention_hopper(
     """softmax(Q Kᵀ/√d) V with the Hopper forward (TMA); differentiable through the portable
     backward. ``config`` overrides :func:`hopper_config`."""
     is_causal = flag("is_causal", is_causal)
+    optional("config", config, instance, FlashConfig)
     _check_hopper(q, k, v, "flash_attention_hopper")
     reject_bf16_in_interpreter(q, "flash_attention_hopper")
     old = FlashAttentionHopper.CONFIG

@@ -17,6 +17,7 @@ from ._common import (
     block,
     cdiv,
     check_grid,
+    check_reference,
     check_tensor,
     flag,
     reject_autograd,
@@ -41,12 +42,14 @@ def sin2cos2_cost(n: int, precision: str = "fp32", *, fused: bool = True):
 
 
 def sin2cos2_ref(x: torch.Tensor) -> torch.Tensor:
-    xf = x.float()
+    xf = check_reference("x", x).float()
     return (torch.sin(xf) ** 2 + torch.cos(xf) ** 2).to(x.dtype)
 
 
 def sin2cos2_unfused(x: torch.Tensor) -> torch.Tensor:
-    """The eager torch sequence: five kernels, five HBM round trips."""
+    """The eager torch sequence: five kernels, five HBM round trips. It takes what
+    :func:`sin2cos2_fused` takes (a variant of the same operation), on the course's device."""
+    check_tensor("x", x)
     a = torch.sin(x)  # read n, write n
     b = a * a  # read n, write n
     c = torch.cos(x)  # read n, write n

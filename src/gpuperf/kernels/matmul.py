@@ -48,16 +48,20 @@ import torch
 import triton
 import triton.language as tl
 
+from .._validate import choice, optional, positive_int
 from ..runtime import has_cuda_gpu, interpreting
 from ._common import (
+    arch_name,
     block,
     cdiv,
     check_grid,
+    check_reference,
     check_shared_memory,
     check_tensor,
     count,
     device_arch,
     flag,
+    float_dtype,
     pipeline_buffers,
     precision_of,
     reject_autograd,
@@ -65,6 +69,9 @@ from ._common import (
     shared_memory_limit,
     stages,
     warps,
+)
+from ._common import (
+    element_size as _element_size,
 )
 
 #: Accumulator registers per thread above which a tile cannot fit (255 registers per thread).
@@ -81,6 +88,7 @@ def matmul_cost(m: int, n: int, k: int, precision: str = "fp16"):
 
 def matmul_ref(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
     """fp32-accumulated reference, rounded to a's dtype."""
+    _check_shapes(check_reference("a", a, ndim=2), check_reference("b", b, ndim=2))
     return (a.float() @ b.float()).to(a.dtype)  # reads M·K + K·N, writes M·N
 
 
@@ -177,11 +185,19 @@ class MatmulConfig:
     num_warps: int
     num_stages: int
 
+    def __post_init__(self) -> None:
+        for name in ("BLOCK_M", "BLOCK_N", "BLOCK_K"):
+            object.__setattr__(self, name, block(name, getattr(self, name), 16, 256))
+        object.__setattr__(self, "GROUP_M", positive_int("GROUP_M", self.GROUP_M, 1, 256))
+        object.__setattr__(self, "num_warps", warps(self.num_warps))
+        object.__setattr__(self, "num_stages", stages(self.num_stages))
+
     def shared_memory_bytes(self, element_size: int, arch: str = "sm_90") -> int:
         """Staged A and B tiles: ``pipeline_buffers(num_stages, arch)`` copies of
         (BLOCK_M·BLOCK_K + BLOCK_K·BLOCK_N)·bytes — exact for the default rows (offline)."""
         tile = self.BLOCK_M * self.BLOCK_K + self.BLOCK_K * self.BLOCK_N
-        return pipeline_buffers(self.num_stages, arch) * tile * element_size
+        buffers = pipeline_buffers(self.num_stages, arch_name(arch))
+        return buffers * tile * _element_size(element_size)
 
     def accumulator_per_thread(self) -> int:
         """fp32 accumulator registers each thread holds: BLOCK_M·BLOCK_N / (32·num_warps)."""
@@ -279,9 +295,12 @@ def default_config(
     """
     from ..hardware import chip
 
-    arch = device_arch() if arch is None else arch
-    if arch not in DEFAULT_CONFIGS:
-        raise ValueError(f"arch={arch!r} must be one of {', '.join(DEFAULT_CONFIGS)}")
+    m, n = positive_int("m", m), positive_int("n", n)
+    float_dtype("dtype", dtype)
+    tf32 = flag("tf32", tf32)
+    arch = device_arch() if arch is None else choice("arch", arch, DEFAULT_CONFIGS)
+    optional("shared_memory_bytes", shared_memory_bytes, positive_int, maximum=1 << 30)
+    optional("sm_count", sm_count, positive_int, maximum=1 << 16)
     if shared_memory_bytes is None:
         if arch == device_arch():
             shared_memory_bytes = shared_memory_limit()[0]
@@ -300,8 +319,8 @@ def default_config(
     ]
     if not fitting:
         raise ValueError(
-            f"no default matmul configuration for {arch} fits {shared_memory_bytes} bytes of "
-            "shared memory per block"
+            f"no default matmul configuration for {arch} fits shared_memory_bytes="
+            f"{shared_memory_bytes} bytes of shared memory per block"
         )
     for c in fitting:
         if cdiv(m, c.BLOCK_M) * cdiv(n, c.BLOCK_N) >= sm_count:
@@ -344,7 +363,7 @@ def _autotuned_kernel():
     return _autotuned
 
 
-def check_config(config: MatmulConfig, dtype: torch.dtype, what: str = "matmul") -> MatmulConfig:
+def _check_config(config: MatmulConfig, dtype: torch.dtype, what: str = "matmul") -> MatmulConfig:
     """Validate a configuration before compiling: bounds, registers, shared memory."""
     block("BLOCK_M", config.BLOCK_M, 16, 256)
     block("BLOCK_N", config.BLOCK_N, 16, 256)
@@ -372,16 +391,20 @@ def check_config(config: MatmulConfig, dtype: torch.dtype, what: str = "matmul")
 def _check_operands(a: torch.Tensor, b: torch.Tensor, what: str) -> tuple[int, int, int]:
     check_tensor("a", a, ndim=2, contiguous=False)
     check_tensor("b", b, ndim=2, contiguous=False)
-    if a.dtype != b.dtype:
-        raise TypeError(f"a.dtype={a.dtype} but b.dtype={b.dtype}; they must match")
+    _check_shapes(a, b)
     reject_bf16_in_interpreter(a, what)
     reject_autograd(what, a, b)
+    return a.shape[0], b.shape[1], a.shape[1]
+
+
+def _check_shapes(a: torch.Tensor, b: torch.Tensor) -> None:
+    if a.dtype != b.dtype:
+        raise TypeError(f"a.dtype={a.dtype} but b.dtype={b.dtype}; they must match")
     if a.shape[1] != b.shape[0]:
         raise ValueError(
             f"a has shape {tuple(a.shape)} and b {tuple(b.shape)}: "
             f"a.shape[1]={a.shape[1]} must equal b.shape[0]={b.shape[0]}"
         )
-    return a.shape[0], b.shape[1], a.shape[1]
 
 
 def matmul_naive(
@@ -445,7 +468,7 @@ def matmul(
         num_warps=num_warps,
         num_stages=num_stages,
     )
-    config = check_config(
+    config = _check_config(
         MatmulConfig(**{key: getattr(base, key) if v is None else v for key, v in given.items()}),
         a.dtype,
     )
@@ -467,12 +490,9 @@ __all__ = [
     "AUTOTUNE_CONFIGS",
     "DEFAULT_CONFIGS",
     "MatmulConfig",
-    "check_config",
     "default_config",
-    "device_arch",  # re-exported from ._common
     "matmul",
     "matmul_cost",
     "matmul_naive",
     "matmul_ref",
-    "precision_of",
 ]

@@ -34,6 +34,7 @@ from ..runtime import interpreting
 from ._common import (
     cdiv,
     check_grid,
+    check_reference,
     check_tensor,
     flag,
     reject_autograd,
@@ -56,6 +57,13 @@ def matmul_tma_ref(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
 
     Reads M·K + K·N elements once (a perfect cache); writes M·N.
     """
+    check_reference("a", a, ndim=2)
+    check_reference("b", b, ndim=2)
+    if a.shape[1] != b.shape[0]:
+        raise ValueError(
+            f"a is {a.shape[0]}×{a.shape[1]} and b is {b.shape[0]}×{b.shape[1]}: "
+            "the inner sizes must match"
+        )
     return (a.float() @ b.float()).to(a.dtype)
 
 

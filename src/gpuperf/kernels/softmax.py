@@ -23,6 +23,7 @@ import triton.language as tl
 from ._common import (
     block,
     check_grid,
+    check_reference,
     check_tensor,
     flag,
     next_power_of_2,
@@ -41,7 +42,7 @@ def softmax_cost(rows: int, cols: int, precision: str = "fp32", *, fused: bool =
 
 def softmax_ref(x: torch.Tensor) -> torch.Tensor:
     """Softmax over the last dim in fp32; fully ``-inf`` rows give 0 instead of NaN."""
-    xf = x.float()
+    xf = check_reference("x", x, ndim=(1, 2, 3, 4)).float()
     m = xf.amax(dim=-1, keepdim=True)  # read rows·cols
     m = torch.where(torch.isinf(m) & (m < 0), torch.zeros_like(m), m)
     e = torch.exp(xf - m)  # read rows·cols, write rows·cols

@@ -8,7 +8,7 @@ coalesced reads, transposes it in registers/shared memory (``tl.trans``; the com
 layout change through shared memory, visible in :mod:`gpuperf.inspect`), and writes it back with
 coalesced writes.
 
-Both launch a 1-D grid (:func:`transpose_grid`): the tile coordinates are unfolded from one
+Both launch a 1-D grid (:func:`_transpose_grid`): the tile coordinates are unfolded from one
 program id, because CUDA's grid axes 1 and 2 stop at 65,535 and a (1, 4,194,432) matrix needs
 65,538 column tiles. Offsets are int64, so matrices past 2³¹ elements are addressed correctly.
 """
@@ -23,6 +23,7 @@ from ._common import (
     block,
     cdiv,
     check_grid,
+    check_reference,
     check_tensor,
     count,
     reject_autograd,
@@ -40,7 +41,7 @@ def transpose_cost(m: int, n: int, precision: str = "fp32"):
 
 
 def transpose_ref(x: torch.Tensor) -> torch.Tensor:
-    return x.t().contiguous()  # reads M·N, writes M·N
+    return check_reference("x", x, ndim=2).t().contiguous()  # reads M·N, writes M·N
 
 
 @triton.jit
@@ -82,7 +83,7 @@ def _transpose_tiled_kernel(
     tl.store(out_ptrs, tl.trans(tile), mask=tl.trans(mask))
 
 
-def transpose_grid(m: int, n: int, BLOCK_M: int, BLOCK_N: int) -> tuple[int]:
+def _transpose_grid(m: int, n: int, BLOCK_M: int, BLOCK_N: int) -> tuple[int]:
     """The 1-D launch grid: one program per BLOCK_M×BLOCK_N tile (``BLOCK_M=1``: naive)."""
     return check_grid((cdiv(m, BLOCK_M) * cdiv(n, BLOCK_N),), "transpose")
 
@@ -99,7 +100,7 @@ def transpose_naive(x: torch.Tensor, *, BLOCK_N: int = 1024) -> torch.Tensor:
     """x.T (contiguous) with coalesced reads and strided writes. Any strides are accepted."""
     BLOCK_N = block("BLOCK_N", BLOCK_N, 16, 65536)
     out, m, n = _check(x, "transpose_naive")
-    _transpose_naive_kernel[transpose_grid(m, n, 1, BLOCK_N)](
+    _transpose_naive_kernel[_transpose_grid(m, n, 1, BLOCK_N)](
         x, out, m, n, x.stride(0), x.stride(1), out.stride(0), out.stride(1), BLOCK_N=BLOCK_N
     )
     return out
@@ -110,7 +111,7 @@ def transpose_tiled(x: torch.Tensor, *, BLOCK_M: int = 64, BLOCK_N: int = 64) ->
     BLOCK_M = block("BLOCK_M", BLOCK_M, 16, 256)
     BLOCK_N = block("BLOCK_N", BLOCK_N, 16, 256)
     out, m, n = _check(x, "transpose_tiled")
-    _transpose_tiled_kernel[transpose_grid(m, n, BLOCK_M, BLOCK_N)](
+    _transpose_tiled_kernel[_transpose_grid(m, n, BLOCK_M, BLOCK_N)](
         x,
         out,
         m,
@@ -127,7 +128,6 @@ def transpose_tiled(x: torch.Tensor, *, BLOCK_M: int = 64, BLOCK_N: int = 64) ->
 
 __all__ = [
     "transpose_cost",
-    "transpose_grid",
     "transpose_naive",
     "transpose_ref",
     "transpose_tiled",

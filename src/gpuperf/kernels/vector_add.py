@@ -17,6 +17,7 @@ from ._common import (
     block,
     cdiv,
     check_grid,
+    check_reference,
     check_tensor,
     reject_autograd,
     reject_bf16_in_interpreter,
@@ -32,6 +33,7 @@ def vector_add_cost(n: int, precision: str = "fp32"):
 
 
 def vector_add_ref(x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+    same("x", check_reference("x", x), "y", check_reference("y", y))
     return x + y  # reads 2n elements, writes n
 
 

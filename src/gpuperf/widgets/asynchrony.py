@@ -10,24 +10,23 @@ for the whole K = :data:`K` loop. "HBM reuse" is the number of tiles that share 
 byte fetched from HBM (the rest hit in L2): a modelling knob, not a measured number. No
 formula lives here: the times come from the calculator.
 
-:func:`overlap_scrubber` is its kernel-free twin (36 frames), drawn by the same
-:class:`OverlapView` (BLOCK_K fixed at 64, reuse 1, 2 or 4). :func:`overlap_static` is the
-online book's twin: every control of the live explorer with every value it offers (96
-combinations), drawn in the browser by Vega-Lite from the bars of an :class:`OverlapView` read
-after each ``update``.
+:func:`overlap_figure` draws one setting as a static figure for a notebook cell, and
+:func:`overlap_static` is the online book's twin: every control of the live explorer with every
+value it offers (96 combinations), drawn in the browser by Vega-Lite from the bars of the same
+view read after each ``update``.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from .._validate import flag
+from .._validate import flag, int_pair
 from ..asynchrony import TileOverlap, tile_overlap
 from ..runtime import require
-from ..scrub import Scrubber, control
+from ..scrub import control
 from ..units import format_seconds
 from ..vega import StaticExplorer, book_altair, book_figure
-from .live import Explorer, chip_value, control_widget, new_figure
+from .live import Explorer, _chip_value, _control_widget, _new_figure
 
 __all__ = [
     "BLOCKS_K",
@@ -36,11 +35,9 @@ __all__ = [
     "SHOWN_STEPS",
     "TILES",
     "K",
-    "OverlapView",
     "overlap_explorer",
-    "overlap_scrubber",
+    "overlap_figure",
     "overlap_static",
-    "schedule",
 ]
 
 #: Chips offered: one per generation with a different asynchronous machinery.
@@ -66,7 +63,7 @@ _LANES = {"sync": 2.6, "async_load": 1.3, "async_math": 0.5}
 _HEIGHT = 0.6
 
 
-def schedule(
+def _schedule(
     result: TileOverlap, steps: int = SHOWN_STEPS
 ) -> dict[str, list[tuple[float, float]]]:
     """(start, duration) of every load and multiply of the first ``steps`` steps, both ways.
@@ -89,7 +86,7 @@ def schedule(
     }
 
 
-class OverlapView:
+class _OverlapView:
     """Two timelines of the first K steps: synchronous on top, overlapped below."""
 
     def __init__(
@@ -97,8 +94,8 @@ class OverlapView:
     ) -> None:
         """``pyplot=True`` draws on a pyplot figure (a static figure in a notebook, shown with
         ``plt.show()``), in the book's style: as wide as a phone's column allows with every word
-        legible (:mod:`gpuperf.figures`). The default is an off-screen figure for the explorer
-        and scrubber. ``figsize`` defaults to the one that suits each."""
+        legible (:mod:`gpuperf.figures`). The default is an off-screen figure for the explorer.
+        ``figsize`` defaults to the one that suits each."""
         patches = require("matplotlib.patches", "pip install matplotlib")
         if flag("pyplot", pyplot):
             from ..figures import FONT_PT, RC, WIDTH_IN
@@ -110,7 +107,7 @@ class OverlapView:
                 self._draw(patches, wrap_label=True)
             self.figure.axes[0].tick_params(labelsize=FONT_PT)
         else:
-            self.figure = new_figure(figsize or (7.2, 3.0), dpi)
+            self.figure = _new_figure(figsize or (7.2, 3.0), dpi)
             self._draw(patches, wrap_label=False)
             self.figure.subplots_adjust(left=0.2, right=0.97, top=0.86, bottom=0.17)
 
@@ -164,7 +161,7 @@ class OverlapView:
         block_m, block_n = tile
         result = tile_overlap(chip_name, block_m, block_n, block_k, K, PRECISION, reuse)
         self.last = result
-        shown = schedule(result)
+        shown = _schedule(result)
         scale = SHOWN_STEPS * (result.load_s + result.math_s)
         for key, spans in shown.items():
             for bar, (start, width) in zip(self.bars[key], spans, strict=True):
@@ -190,6 +187,22 @@ class OverlapView:
         return self.figure, self.update(chip_name, tile, block_k, reuse)
 
 
+def overlap_figure(
+    chip_name: str = "H100-SXM",
+    tile: tuple[int, int] = (128, 128),
+    block_k: int = 64,
+    reuse: int = 1,
+) -> Any:
+    """The explorer's two timelines for one setting, as a pyplot ``Figure`` for a notebook cell
+    (end the cell with ``plt.show()``). Any tile the calculator accepts, not only the
+    explorer's options."""
+    tile = int_pair("tile", tile)
+    tile_overlap(chip_name, *tile, block_k, K, PRECISION, reuse)  # check before drawing
+    view = _OverlapView(pyplot=True)
+    view.update(chip_name, tile, block_k, reuse)
+    return view.figure
+
+
 def overlap_explorer(
     chip_name: str = "H100-SXM",
     tile: tuple[int, int] = (128, 128),
@@ -199,50 +212,25 @@ def overlap_explorer(
     """Chip × tile × BK × HBM reuse → the K loop's timeline with and without overlap."""
     widgets = require("ipywidgets", "pip install ipywidgets")
     controls = {
-        "chip_name": control_widget(
+        "chip_name": _control_widget(
             widgets.Dropdown, "chip_name", options=[(c, c) for c in CHIPS],
-            value=chip_value(chip_name), description="chip",
+            value=_chip_value(chip_name), description="chip",
         ),
-        "tile": control_widget(
-            widgets.Dropdown, "tile", options=list(TILES), value=tuple(tile), description="tile"
+        "tile": _control_widget(
+            widgets.Dropdown, "tile", options=list(TILES), value=int_pair("tile", tile),
+            description="tile",
         ),
-        "block_k": control_widget(
+        "block_k": _control_widget(
             widgets.Dropdown, "block_k", options=list(BLOCKS_K), value=block_k,
             description="BLOCK_K",
         ),
-        "reuse": control_widget(
+        "reuse": _control_widget(
             widgets.Dropdown, "reuse", options=list(REUSES), value=reuse,
             description="HBM reuse",
         ),
     }  # fmt: skip
     return Explorer.for_view(
-        OverlapView(), controls, title="Overlap: load the next panel while multiplying this one"
-    )
-
-
-def overlap_scrubber() -> Scrubber:
-    """Kernel-free twin of :func:`overlap_explorer` at BLOCK_K = 64 (3 chips × 4 tiles × 3
-    reuse factors = 36 frames)."""
-    view = OverlapView(dpi=72)
-    labels = {shape: label for label, shape in TILES}
-    return Scrubber(
-        view.render,
-        [
-            control("chip_name", CHIPS, label="chip", initial="H100-SXM"),
-            control(
-                "tile",
-                [shape for _label, shape in TILES],
-                label="tile",
-                format=labels.get,
-                initial=(128, 128),
-            ),
-            control("reuse", REUSES[:3], label="HBM reuse", initial=1),
-        ],
-        alt=(
-            "Two timelines of a matmul tile's first six K steps: on top, loads (blue) and "
-            "tensor-core math (orange) alternate; below, loads run on their own lane while the "
-            "math of the previous panel proceeds, ending earlier at the dashed line."
-        ),
+        _OverlapView(), controls, title="Overlap: load the next panel while multiplying this one"
     )
 
 
@@ -258,26 +246,26 @@ def overlap_static(
     """Static twin of :func:`overlap_explorer` for the online book (a
     :class:`gpuperf.vega.StaticExplorer`): chip × tile × BLOCK_K × HBM reuse, every value the
     live drop-downs offer (:data:`CHIPS`, :data:`TILES`, :data:`BLOCKS_K`, :data:`REUSES`; 96
-    combinations). Every bar and the dashed end line are read from an :class:`OverlapView`
+    combinations). Every bar and the dashed end line are read from an :class:`_OverlapView`
     after its ``update``, and the line under the figure is the live status line. The arguments
     are the initial values."""
     from matplotlib.colors import to_hex
 
     alt = book_altair()
-    view = OverlapView(dpi=72)
     labels = {shape: label for label, shape in TILES}
     controls = [
-        control("chip_name", CHIPS, label="chip", initial=chip_value(chip_name)),
+        control("chip_name", CHIPS, label="chip", initial=_chip_value(chip_name)),
         control(
             "tile",
             [shape for _label, shape in TILES],
             label="tile",
             format=labels.get,
-            initial=tuple(tile),
+            initial=int_pair("tile", tile),
         ),
         control("block_k", BLOCKS_K, label="BLOCK_K", initial=block_k),
         control("reuse", REUSES, label="HBM reuse", initial=reuse),
     ]
+    view = _OverlapView(dpi=72)
     explorer = StaticExplorer(
         controls,
         alt=(

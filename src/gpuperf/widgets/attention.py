@@ -12,9 +12,9 @@ chip for a sequence length N, head dimension d, SRAM budget and precision, next 
 traffic as N grows (:func:`gpuperf.attention.hbm_traffic_standard`,
 :func:`gpuperf.attention.hbm_traffic_flash`, :func:`gpuperf.roofline.time_bounds`).
 
-Each explorer has a kernel-free twin (:func:`online_softmax_scrubber`,
-:func:`attention_scrubber`) drawn by the same view class. No formula lives here: the views only
-move artists to where the calculators say.
+Each explorer has a kernel-free twin for the online book in :mod:`gpuperf.widgets.static`
+(``online_softmax_static``, ``attention_static``), whose rows are read from the same view class.
+No formula lives here: the views only move artists to where the calculators say.
 """
 
 from __future__ import annotations
@@ -26,23 +26,18 @@ from typing import Any
 import numpy as np
 
 from .. import attention as attn
-from .._validate import positive_int
+from .._validate import positive_int, real_array
 from ..hardware import Chip, chip, chips
-from ..plots import RooflinePanel
+from ..plots import _RooflinePanel
 from ..roofline import time_bounds
 from ..runtime import require
-from ..scrub import Scrubber, control
 from ..units import KiB, format_bytes, format_flops, format_seconds
-from .live import Explorer, LiveFigure, chip_value, control_widget, new_figure
+from .live import Explorer, LiveFigure, _chip_value, _control_widget, _new_figure
 
 __all__ = [
     "EXAMPLE_ROW",
-    "AttentionView",
-    "OnlineSoftmaxView",
     "attention_explorer",
-    "attention_scrubber",
     "online_softmax_explorer",
-    "online_softmax_scrubber",
 ]
 
 #: A row of 16 attention scores whose maximum grows in several blocks (so the rescaling shows).
@@ -58,7 +53,7 @@ def _fmt(value: float) -> str:
     return "−∞" if value == -math.inf else f"{value:.3g}"
 
 
-class OnlineSoftmaxView:
+class _OnlineSoftmaxView:
     """A two-panel figure for one row: scores with the running max, and the current softmax."""
 
     def __init__(
@@ -68,12 +63,12 @@ class OnlineSoftmaxView:
         figsize: tuple[float, float] = (7.2, 4.6),
         dpi: int = 80,
     ) -> None:
-        self.row = np.asarray(row, dtype=float)
-        if self.row.ndim != 1 or self.row.size < 2 or not np.all(np.isfinite(self.row)):
+        self.row = np.asarray(real_array("row", row, allow_negative=True, ndim=1))
+        if self.row.size < 2:
             raise ValueError(f"row must be 1-D with ≥ 2 finite values, got {row!r}")
         n = self.row.size
         self.softmax = attn.softmax(self.row)
-        self.figure = figure = new_figure(figsize, dpi)
+        self.figure = figure = _new_figure(figsize, dpi)
         top, bottom = figure.subplots(2, 1, sharex=True)
         figure.subplots_adjust(left=0.09, right=0.98, top=0.93, bottom=0.11, hspace=0.28)
         positions = np.arange(n)
@@ -191,10 +186,10 @@ class OnlineSoftmaxView:
 def online_softmax_explorer(row: Sequence[float] = EXAMPLE_ROW, block_size: int = 4) -> Explorer:
     """Step slider (blocks read) × block size → running max, running sum and softmax so far."""
     widgets = require("ipywidgets", "pip install ipywidgets")
-    view = OnlineSoftmaxView(row)
+    view = _OnlineSoftmaxView(row)
     n = view.row.size
     sizes = tuple(b for b in BLOCK_SIZES if b < n) or (1,)
-    size_control = control_widget(
+    size_control = _control_widget(
         widgets.Dropdown,
         "block_size",
         options=[(str(b), b) for b in sizes],
@@ -220,26 +215,6 @@ def online_softmax_explorer(row: Sequence[float] = EXAMPLE_ROW, block_size: int 
     return explorer
 
 
-def online_softmax_scrubber(
-    row: Sequence[float] = EXAMPLE_ROW, block_sizes: Sequence[int] = (2, 4, 8)
-) -> Scrubber:
-    """Kernel-free twin of :func:`online_softmax_explorer` (steps beyond the last are final)."""
-    view = OnlineSoftmaxView(row, figsize=(7.2, 4.6), dpi=72)
-    steps = tuple(range(math.ceil(view.row.size / min(block_sizes)) + 1))
-    return Scrubber(
-        lambda step, block_size: view.render(step, block_size),
-        [
-            control("block_size", block_sizes, label="block size", initial=4),
-            control("step", steps, label="blocks read", initial=2),
-        ],
-        alt=(
-            "Bar chart of 16 attention scores with the blocks read so far shaded and the running "
-            "maximum as a red line; below, the softmax computed from the running max and sum, "
-            "which matches the exact softmax once every block has been read."
-        ),
-    )
-
-
 # ---------------------------------------------------------------------------------------------
 # Attention on the roofline
 
@@ -259,7 +234,7 @@ def _gpu_names() -> tuple[str, ...]:
     return tuple(c.name for c in chips() if c.shared_memory_per_block_bytes)
 
 
-class AttentionView:
+class _AttentionView:
     """Roofline (left) and HBM traffic vs N (right) for standard attention and FlashAttention-2.
 
     Axis limits are fixed over every chip and precision so a step never needs a full redraw; the
@@ -267,11 +242,11 @@ class AttentionView:
     """
 
     def __init__(self, *, figsize: tuple[float, float] = (9.0, 3.6), dpi: int = 72) -> None:
-        self.figure = figure = new_figure(figsize, dpi)
+        self.figure = figure = _new_figure(figsize, dpi)
         left, right = figure.subplots(1, 2)
         figure.subplots_adjust(left=0.08, right=0.98, top=0.91, bottom=0.14, wspace=0.25)
         # The roof, ridge and shaded regions come from the chapter 2 roofline panel.
-        self.panel = RooflinePanel(left, intensity_range=_INTENSITY, flops_range=_FLOPS)
+        self.panel = _RooflinePanel(left, intensity_range=_INTENSITY, flops_range=_FLOPS)
         left.set_xlabel("arithmetic intensity (FLOP / HBM byte)")
         left.set_title("forward pass on the roofline", fontsize=10)
         self.standard_point = self.panel.point
@@ -435,72 +410,34 @@ def attention_explorer(
     widgets = require("ipywidgets", "pip install ipywidgets")
     style = {"description_width": "initial"}
     controls = {
-        "seq_len": control_widget(
+        "seq_len": _control_widget(
             widgets.SelectionSlider, "seq_len",
             options=[(f"{n:,}", n) for n in SEQ_LENS], value=seq_len, description="N",
             style=style,
         ),
-        "head_dim": control_widget(
+        "head_dim": _control_widget(
             widgets.Dropdown, "head_dim",
             options=[(str(d), d) for d in HEAD_DIMS], value=head_dim, description="d",
             style=style, layout=widgets.Layout(width="110px"),
         ),
-        "chip_name": control_widget(
+        "chip_name": _control_widget(
             widgets.Dropdown, "chip_name",
-            options=[(n, n) for n in _gpu_names()], value=chip_value(chip_name),
+            options=[(n, n) for n in _gpu_names()], value=_chip_value(chip_name),
             description="chip", style=style, layout=widgets.Layout(width="170px"),
         ),
-        "sram_kib": control_widget(
+        "sram_kib": _control_widget(
             widgets.Dropdown, "sram_kib",
             options=[("chip max/block", 0)] + [(f"{k} KiB", k) for k in SRAM_CHOICES_KIB],
             value=sram_kib, description="SRAM", style=style,
             layout=widgets.Layout(width="170px"),
         ),
-        "precision": control_widget(
+        "precision": _control_widget(
             widgets.Dropdown, "precision",
             options=[(p, p) for p in ATTENTION_PRECISIONS], value=precision,
             description="precision", style=style, layout=widgets.Layout(width="150px"),
         ),
     }  # fmt: skip
-    view = AttentionView()
+    view = _AttentionView()
     return Explorer.for_view(
         view, controls, title="Standard vs FlashAttention-2: HBM traffic and the roofline"
     )
-
-
-def attention_scrubber(
-    seq_lens: Sequence[int] = (1024, 4096, 16384, 65536),
-    head_dims: Sequence[int] = (64, 128),
-    chip_names: Sequence[str] = ("T4", "A100-80GB", "H100-SXM"),
-    precision: str = "fp16",
-) -> Scrubber:
-    """Kernel-free twin of :func:`attention_explorer` (SRAM = the chip's per-block maximum)."""
-    seq_lens, head_dims, chip_names = tuple(seq_lens), tuple(head_dims), tuple(chip_names)
-    for label, given in (("seq_lens", seq_lens), ("head_dims", head_dims),
-                         ("chip_names", chip_names)):  # fmt: skip
-        if not given:
-            raise ValueError(f"{label}={given!r} must hold at least one value")
-    # Start on the second-longest sequence (a long one, not the extreme), or the only one.
-    initial_seq_len = seq_lens[-2] if len(seq_lens) > 1 else seq_lens[0]
-    initial_head_dim = 128 if 128 in head_dims else head_dims[0]
-    view = AttentionView(dpi=72)
-    return Scrubber(
-        lambda seq_len, head_dim, chip_name: view.render(
-            seq_len=seq_len, head_dim=head_dim, chip_name=chip_name, sram_kib=0,
-            precision=precision,
-        ),
-        [
-            control(
-                "seq_len", seq_lens, label="N", format=lambda n: f"{n:,}",
-                initial=initial_seq_len,
-            ),
-            control("head_dim", head_dims, label="d", initial=initial_head_dim),
-            control("chip_name", chip_names, label="chip", initial=chip_names[-1]),
-        ],
-        alt=(
-            f"Left: the {precision} roofline of the chosen GPU with standard attention (red "
-            "circle) and FlashAttention-2 (blue square) at their arithmetic intensities. Right: "
-            "HBM bytes per head against sequence length, growing as N squared for standard "
-            "attention and far lower for FlashAttention."
-        ),
-    )  # fmt: skip

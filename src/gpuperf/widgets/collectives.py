@@ -12,14 +12,14 @@ bandwidth S/t and the bus bandwidth nccl-tests would report.
 The default α is *derived*, not measured: the Smol Training Playbook's 12.9 µs all-reduce of the
 smallest message on 8 H100s, divided by the ring's 14 steps
 (:func:`gpuperf.collectives.step_latency_from_collective_latency`). :func:`collective_explorer` is
-the live widget; :func:`collective_scrubber` its kernel-free twin as PNG frames, and
-:func:`collective_static` the online book's: every control as a Vega-Lite figure drawn in the
-browser (:mod:`gpuperf.vega`), its numbers read from a :class:`CollectiveView`. The widgets only
-wire controls to those calculators.
+the live widget and :func:`collective_static` the online book's: every control as a Vega-Lite
+figure drawn in the browser (:mod:`gpuperf.vega`), its numbers read from a
+:class:`_CollectiveView`. The widgets only wire controls to those calculators.
 """
 
 from __future__ import annotations
 
+from functools import cache
 from typing import Any
 
 import numpy as np
@@ -27,21 +27,18 @@ import numpy as np
 from .. import collectives
 from ..measurements import find
 from ..runtime import require
-from ..scrub import Scrubber, control
+from ..scrub import control
 from ..units import format_bandwidth, format_bytes, format_seconds
 from ..vega import book_altair, book_figure
-from .live import Explorer, LiveFigure, control_widget, new_figure
+from .live import Explorer, LiveFigure, _control_widget, _new_figure
 
 __all__ = [
     "RANKS",
     "STATIC_ALPHA_FACTORS",
     "STATIC_SIZES",
-    "CollectiveView",
     "collective_explorer",
-    "collective_scrubber",
     "collective_static",
     "default_step_latency_s",
-    "static_alphas_us",
 ]
 
 _SIZES = (1e3, 1e11)
@@ -58,11 +55,11 @@ def default_step_latency_s() -> float:
     return collectives.step_latency_from_collective_latency(t0, "all-reduce", _NODE_GPUS)
 
 
-class CollectiveView:
+class _CollectiveView:
     """Time against message size for ring and tree (left); the ring's time split (right)."""
 
     def __init__(self, *, figsize: tuple[float, float] = (9.0, 3.8), dpi: int = 72) -> None:
-        self.figure = figure = new_figure(figsize, dpi)
+        self.figure = figure = _new_figure(figsize, dpi)
         grid = figure.add_gridspec(1, 2, width_ratios=(3.2, 1))
         left = figure.add_subplot(grid[0])
         right = figure.add_subplot(grid[1])
@@ -104,15 +101,14 @@ class CollectiveView:
             self.bytes_bar,
         ]
         self.last: dict[str, Any] = {}
+        self._curves: dict[tuple[Any, ...], np.ndarray] = {}
 
     def update(
         self, collective: str, ranks: int, n_bytes: float, link: int, alpha_us: float
     ) -> str:
         the_link = collectives.links()[link]
         bandwidth, alpha = the_link.bandwidth, alpha_us * 1e-6
-        ring_curve = collectives.collective_time_curve(
-            collective, self.sizes, ranks, bandwidth, alpha
-        )
+        ring_curve = self._curve(collective, ranks, bandwidth, alpha, "ring")
         self.ring.set_data(self.sizes, ring_curve)
         ring = collectives.collective_time(collective, n_bytes, ranks, bandwidth, alpha)
         self.point.set_data([n_bytes], [ring.time_s])
@@ -120,9 +116,7 @@ class CollectiveView:
         self.half.set_data([half, half], list(_TIMES))
         tree = None
         if collective == "all-reduce":
-            tree_curve = collectives.collective_time_curve(
-                collective, self.sizes, ranks, bandwidth, alpha, "tree"
-            )
+            tree_curve = self._curve(collective, ranks, bandwidth, alpha, "tree")
             self.tree.set_data(self.sizes, tree_curve)
             tree = collectives.collective_time(
                 collective, n_bytes, ranks, bandwidth, alpha, "tree"
@@ -157,8 +151,19 @@ class CollectiveView:
             )
         return text + "."
 
-    def render(self, **values: Any) -> tuple[Any, str]:
-        return self.figure, self.update(**values)
+    def _curve(
+        self, collective: str, ranks: int, bandwidth: float, alpha: float, algorithm: str
+    ) -> np.ndarray:
+        """The time curve over :attr:`sizes` (it does not depend on the chosen size, so a
+        size slider and the book's figure reuse it)."""
+        key = (collective, ranks, bandwidth, alpha, algorithm)
+        if key not in self._curves:
+            if len(self._curves) >= 4096:  # a slider dragged for hours: keep memory bounded
+                self._curves.clear()
+            self._curves[key] = collectives.collective_time_curve(
+                collective, self.sizes, ranks, bandwidth, alpha, algorithm
+            )
+        return self._curves[key]
 
 
 def collective_explorer(
@@ -169,19 +174,19 @@ def collective_explorer(
     style = {"description_width": "initial"}
     found = collectives.links()
     controls = {
-        "collective": control_widget(
+        "collective": _control_widget(
             widgets.Dropdown, "collective", options=list(collectives.MODELLED_COLLECTIVES),
             value=collective, description="collective", style=style,
         ),
-        "ranks": control_widget(
+        "ranks": _control_widget(
             widgets.Dropdown, "ranks", options=list(RANKS), value=ranks,
             description="ranks p", style=style,
         ),
-        "n_bytes": control_widget(
+        "n_bytes": _control_widget(
             widgets.FloatLogSlider, "n_bytes", value=n_bytes, base=10, min=3, max=11,
             step=0.25, description="message bytes", readout_format=".3g", style=style,
         ),
-        "link": control_widget(
+        "link": _control_widget(
             widgets.Dropdown, "link", options=[(x.label, i) for i, x in enumerate(found)],
             value=link, description="link", style=style,
         ),
@@ -190,7 +195,7 @@ def collective_explorer(
             description="α per step (µs)", readout_format=".3g", style=style,
         ),
     }  # fmt: skip
-    view = CollectiveView()
+    view = _CollectiveView()
     explorer = Explorer(
         controls,
         view.update,
@@ -199,43 +204,6 @@ def collective_explorer(
     )
     explorer.view = view
     return explorer
-
-
-def collective_scrubber(
-    sizes: tuple[float, ...] = (1e5, 1e7, 1e9), ranks: tuple[int, ...] = (8, 256)
-) -> Scrubber:
-    """Kernel-free twin of :func:`collective_explorer` at the derived default α.
-
-    Collective (3) × link (the H100's NVLink and InfiniBand) × ranks × size: 36 frames.
-    """
-    view = CollectiveView(dpi=72)
-    found = collectives.links()
-    shown_links = (0, 2)
-    alpha_us = default_step_latency_s() * 1e6
-    return Scrubber(
-        lambda collective, link, ranks, n_bytes: view.render(
-            collective=collective, ranks=ranks, n_bytes=n_bytes, link=link, alpha_us=alpha_us
-        ),
-        [
-            control("collective", collectives.MODELLED_COLLECTIVES, label="collective"),
-            control("link", shown_links, label="link", format=lambda i: found[i].label),
-            control("ranks", ranks, label="ranks p", format=str),
-            control(
-                "n_bytes",
-                sizes,
-                label="message size",
-                format=format_bytes,
-                initial=sizes[len(sizes) // 2],
-            ),
-        ],
-        alt=(
-            "Log-log plot of collective time against message size: the ring's curve is flat at "
-            "its latency floor for small messages and rises in proportion to size beyond its "
-            "half-bandwidth size; for an all-reduce a dashed tree curve starts lower but rises "
-            "above the ring for large messages. A marker shows the chosen size, and a bar "
-            "splits the ring's time into latency and bytes over bandwidth."
-        ),
-    )
 
 
 # --- the online book's twin: every control, drawn in the browser ------------------------------
@@ -255,7 +223,7 @@ def _sig(value: float) -> float:
     return float(f"{float(value):.5g}")
 
 
-def static_alphas_us() -> tuple[float, ...]:
+def _static_alphas_us() -> tuple[float, ...]:
     """The static figure's α values (µs): :data:`STATIC_ALPHA_FACTORS` × the derived default."""
     alpha_us = default_step_latency_s() * 1e6
     return tuple(factor * alpha_us for factor in STATIC_ALPHA_FACTORS)
@@ -274,8 +242,8 @@ def collective_static(
     """Static twin of :func:`collective_explorer` (a :class:`gpuperf.vega.StaticExplorer`):
     collective × ranks × message size × link × α. Collectives, ranks and links are every value
     of the live drop-downs; sizes are :data:`STATIC_SIZES`; α is one of
-    :func:`static_alphas_us` (``alpha_factor`` picks the initial one from
-    :data:`STATIC_ALPHA_FACTORS`). Every plotted number is read from a :class:`CollectiveView`
+    :func:`_static_alphas_us` (``alpha_factor`` picks the initial one from
+    :data:`STATIC_ALPHA_FACTORS`). Every plotted number is read from a :class:`_CollectiveView`
     after its ``update``."""
     from ..vega import StaticExplorer
 
@@ -286,8 +254,37 @@ def collective_static(
             f"{', '.join(map(str, STATIC_ALPHA_FACTORS))}"
         )
     found = collectives.links()
-    alphas = static_alphas_us()
-    view = CollectiveView(dpi=72)
+    alphas = _static_alphas_us()
+
+    @cache
+    def snapshot(
+        collective: str, ranks: int, n_bytes: float, link: int, alpha_us: float
+    ) -> dict[str, Any]:
+        """The view after one update, as plain numbers: each combination is drawn once, and the
+        note, the point and the lines read the same update."""
+        status = view.update(collective, ranks, n_bytes, link, alpha_us)
+        lines: list[dict[str, Any]] = []
+        for name, artist in (("ring", view.ring), ("tree", view.tree)):
+            xs, ys = artist.get_data()
+            if len(xs):
+                keep = sorted({*range(0, len(xs), _CURVE_STRIDE), len(xs) - 1})
+                lines += [{"series": name, "x": _sig(xs[i]), "y": _sig(ys[i])} for i in keep]
+        for name, artist in (("half", view.half), ("crossover", view.cross)):
+            xs = artist.get_xdata()
+            if len(xs):
+                lines.append({"series": name, "x": _sig(xs[0])})
+        (x,), (ring,) = view.point.get_data()
+        point = {
+            "x": float(x),
+            "ring": _sig(ring),
+            "latency_share": _sig(view.latency_bar.get_width()),
+            "bytes_share": _sig(view.bytes_bar.get_width()),
+        }
+        tree = view.tree_point.get_ydata()
+        if collective == "all-reduce" and len(tree):
+            point["tree"] = _sig(tree[0])
+        return {"status": status, "lines": lines, "point": point}
+
     controls = [
         control(
             "collective", collectives.MODELLED_COLLECTIVES, label="collective", initial=collective
@@ -307,6 +304,7 @@ def collective_static(
             format=lambda a: format_seconds(a * 1e-6),
         ),
     ]
+    view = _CollectiveView(dpi=72)
     explorer = StaticExplorer(
         controls,
         alt=(
@@ -317,40 +315,16 @@ def collective_static(
             "Markers show the chosen size; below, a bar splits the ring's time into steps × α "
             "and bytes over bandwidth."
         ),
-        note=lambda **values: view.update(**values),
+        note=lambda **values: snapshot(**values)["status"],
         colab=colab,
         dropdowns=("ranks", "link"),
     )
 
     def lines(collective: str, ranks: int, link: int, alpha_us: float) -> list[dict[str, Any]]:
-        view.update(collective, ranks, STATIC_SIZES[0], link, alpha_us)
-        rows: list[dict[str, Any]] = []
-        for name, artist in (("ring", view.ring), ("tree", view.tree)):
-            xs, ys = artist.get_data()
-            if len(xs):
-                keep = sorted({*range(0, len(xs), _CURVE_STRIDE), len(xs) - 1})
-                rows += [{"series": name, "x": _sig(xs[i]), "y": _sig(ys[i])} for i in keep]
-        for name, artist in (("half", view.half), ("crossover", view.cross)):
-            xs = artist.get_xdata()
-            if len(xs):
-                rows.append({"series": name, "x": _sig(xs[0])})
-        return rows
+        return snapshot(collective, ranks, STATIC_SIZES[0], link, alpha_us)["lines"]
 
-    def point(
-        collective: str, ranks: int, n_bytes: float, link: int, alpha_us: float
-    ) -> dict[str, Any]:
-        view.update(collective, ranks, n_bytes, link, alpha_us)
-        (x,), (ring,) = view.point.get_data()
-        row = {
-            "x": float(x),
-            "ring": _sig(ring),
-            "latency_share": _sig(view.latency_bar.get_width()),
-            "bytes_share": _sig(view.bytes_bar.get_width()),
-        }
-        tree = view.tree_point.get_ydata()
-        if collective == "all-reduce" and len(tree):
-            row["tree"] = _sig(tree[0])
-        return row
+    def point(**values: Any) -> dict[str, Any]:
+        return snapshot(**values)["point"]
 
     series = ("ring", "tree", "half", "crossover")
     names = {

@@ -10,8 +10,7 @@ what one step reads. The status line adds the roofline time, tokens per second, 
 launch (:func:`gpuperf.inference.split_kv`) for the chosen batch.
 
 Only calculators are called here. :func:`decode_static` is the online book's twin (every control
-of the live explorer, drawn in the browser from rows this view computed at build time);
-:func:`decode_scrubber` is the older PNG-frame twin.
+of the live explorer, drawn in the browser from rows this view computed at build time).
 """
 
 from __future__ import annotations
@@ -24,10 +23,10 @@ import numpy as np
 from .. import inference
 from ..hardware import chip
 from ..runtime import require
-from ..scrub import Scrubber, control
+from ..scrub import control
 from ..units import format_bytes, format_seconds
 from ..vega import book_altair, book_figure
-from .live import Explorer, chip_value, control_widget, new_figure
+from .live import Explorer, _chip_value, _control_widget, _new_figure
 
 if TYPE_CHECKING:
     from ..vega import StaticExplorer
@@ -37,9 +36,7 @@ __all__ = [
     "CHIPS",
     "CONTEXTS",
     "KV_HEADS",
-    "DecodeView",
     "decode_explorer",
-    "decode_scrubber",
     "decode_static",
 ]
 
@@ -55,11 +52,11 @@ def _kind(kv_heads: int) -> str:
     return inference.attention_kind(inference.ILLUSTRATIVE.n_heads, kv_heads)
 
 
-class DecodeView:
+class _DecodeView:
     """Intensity of a decode step against batch (left); HBM use and traffic (right)."""
 
     def __init__(self, *, figsize: tuple[float, float] = (7.6, 3.4), dpi: int = 80) -> None:
-        self.figure = figure = new_figure(figsize, dpi)
+        self.figure = figure = _new_figure(figsize, dpi)
         ax, bars = figure.subplots(1, 2, gridspec_kw={"width_ratios": [1.5, 1]})
         figure.subplots_adjust(left=0.09, right=0.98, top=0.87, bottom=0.16, wspace=0.32)
         ax.set_xscale("log", base=2)
@@ -163,53 +160,26 @@ def decode_explorer(
     """Batch × context × KV heads × chip → the decode step's intensity, bytes and bound."""
     widgets = require("ipywidgets", "pip install ipywidgets")
     controls = {
-        "batch": control_widget(
+        "batch": _control_widget(
             widgets.SelectionSlider, "batch", options=[(str(b), b) for b in BATCHES],
             value=batch, description="batch",
         ),
-        "context_len": control_widget(
+        "context_len": _control_widget(
             widgets.SelectionSlider, "context_len", options=[(str(c), c) for c in CONTEXTS],
             value=context_len, description="context",
         ),
-        "kv_heads": control_widget(
+        "kv_heads": _control_widget(
             widgets.Dropdown, "kv_heads",
             options=[(f"{k} ({_kind(k)})", k) for k in KV_HEADS], value=kv_heads,
             description="KV heads",
         ),
-        "chip_name": control_widget(
+        "chip_name": _control_widget(
             widgets.Dropdown, "chip_name", options=[(c, c) for c in CHIPS],
-            value=chip_value(chip_name), description="chip",
+            value=_chip_value(chip_name), description="chip",
         ),
     }  # fmt: skip
     return Explorer.for_view(
-        DecodeView(), controls, title="Decode: weights once per step, the KV cache per sequence"
-    )
-
-
-def decode_scrubber() -> Scrubber:
-    """Kernel-free twin of :func:`decode_explorer` (4 batches × 2 contexts × 3 × 2 = 48 frames)."""
-    view = DecodeView(dpi=72)
-    return Scrubber(
-        view.render,
-        [
-            control("batch", (1, 16, 128, 1024), label="batch"),
-            control("context_len", (2048, 32768), label="context"),
-            control(
-                "kv_heads",
-                (32, 8, 1),
-                label="KV heads",
-                initial=8,
-                format=lambda k: f"{k} ({_kind(k)})",
-            ),
-            control("chip_name", ("A100-80GB", "H100-SXM"), label="chip", initial="H100-SXM"),
-        ],
-        alt=(
-            "Left: log-log plot of FLOPs per HBM byte of a decode step against the batch, for "
-            "the weights alone (dashed, rising) and the whole step (solid, flattening), with the "
-            "chip's ridge point as a red line and a marker at the chosen batch. Right: bars of "
-            "the share of a step's bytes that are weights or KV cache, and of HBM the weights "
-            "and caches occupy."
-        ),
+        _DecodeView(), controls, title="Decode: weights once per step, the KV cache per sequence"
     )
 
 
@@ -224,14 +194,13 @@ def decode_static(
 ) -> StaticExplorer:
     """Static twin of :func:`decode_explorer` for the online book: batch × context × KV heads ×
     chip, every value the live controls offer (11 × 7 × 6 × 3 combinations). Each row is read
-    from a :class:`DecodeView` after ``update``; the sentence under the figure is its status
+    from a :class:`_DecodeView` after ``update``; the sentence under the figure is its status
     line. The arguments are the initial control values."""
     from matplotlib.colors import same_color
 
     from ..vega import StaticExplorer
 
     alt = book_altair()
-    view = DecodeView(dpi=72)
 
     @cache
     def state(batch: int, context_len: int, kv_heads: int, chip_name: str) -> dict[str, Any]:
@@ -277,8 +246,9 @@ def decode_static(
             "kv_heads", KV_HEADS, label="KV heads", initial=kv_heads,
             format=lambda k: f"{k} ({_kind(k)})",
         ),
-        control("chip_name", CHIPS, label="chip", initial=chip_value(chip_name)),
+        control("chip_name", CHIPS, label="chip", initial=_chip_value(chip_name)),
     ]  # fmt: skip
+    view = _DecodeView(dpi=72)
     explorer = StaticExplorer(
         controls,
         alt=(

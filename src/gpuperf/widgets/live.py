@@ -30,9 +30,11 @@ import zlib
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from .._validate import show
+from .._validate import function, instance, positive_float, sequence, show
 from ..hardware import chip
 from ..runtime import require
+
+__all__ = ["Explorer", "LiveFigure"]
 
 # --- control values: checked before a widget sees them ---------------------------------------
 #
@@ -42,7 +44,7 @@ from ..runtime import require
 # it accepts, in the constructor and in :meth:`Explorer.step` alike.
 
 
-def option_values(options: Any) -> list[Any]:
+def _option_values(options: Any) -> list[Any]:
     """The values of ipywidgets-style options: ``(label, value)`` pairs, a mapping, or values."""
     if isinstance(options, Mapping):
         return list(options.values())
@@ -64,9 +66,9 @@ def _same(a: Any, b: Any) -> bool:
         return False
 
 
-def check_option(control: str, value: Any, options: Any) -> Any:
+def _check_option(control: str, value: Any, options: Any) -> Any:
     """``value`` if it is one of the control's options, else ``ValueError`` listing them."""
-    values = option_values(options)
+    values = _option_values(options)
     for option in values:
         if _same(value, option):
             return option
@@ -76,7 +78,7 @@ def check_option(control: str, value: Any, options: Any) -> Any:
     )
 
 
-def check_range(
+def _check_range(
     control: str, value: Any, low: float, high: float, *, integer: bool = False
 ) -> Any:
     """``value`` if it is a number in [low, high] (an integer if ``integer``), else an error."""
@@ -87,7 +89,10 @@ def check_range(
     )
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
         raise ValueError(message)
-    as_float = float(value)
+    try:
+        as_float = float(value)
+    except OverflowError:  # an int beyond float range
+        raise ValueError(message) from None
     if not math.isfinite(as_float) or not low <= as_float <= high:
         raise ValueError(message)
     if integer and not as_float.is_integer():
@@ -95,21 +100,27 @@ def check_range(
     return int(as_float) if integer else value
 
 
-def check_control(name: str, widget: Any, value: Any) -> Any:
+def _artist(name: str, value: object) -> Any:
+    if not callable(getattr(value, "set_animated", None)):
+        raise TypeError(f"{name}={show(value)} must be a matplotlib artist")
+    return value
+
+
+def _check_control(name: str, widget: Any, value: Any) -> Any:
     """Check ``value`` against a built widget: its options, or its slider range."""
     if hasattr(widget, "options"):
-        return check_option(name, value, widget.options)
+        return _check_option(name, value, widget.options)
     if hasattr(widget, "min") and hasattr(widget, "max"):
         low, high = widget.min, widget.max
         base = getattr(widget, "base", None)
         if base is not None:  # FloatLogSlider: min and max are exponents
             low, high = base**low, base**high
         integer = isinstance(widget.value, int) and not isinstance(widget.value, bool)
-        return check_range(name, value, low, high, integer=integer)
+        return _check_range(name, value, low, high, integer=integer)
     return value
 
 
-def control_widget(factory: Callable[..., Any], name: str, **kwargs: Any) -> Any:
+def _control_widget(factory: Callable[..., Any], name: str, **kwargs: Any) -> Any:
     """``factory(**kwargs)`` after checking ``kwargs["value"]`` against its options or range.
 
     ``name`` is the control's name (the explorer's keyword argument), used in the message.
@@ -117,17 +128,17 @@ def control_widget(factory: Callable[..., Any], name: str, **kwargs: Any) -> Any
     if "value" in kwargs:
         value = kwargs["value"]
         if "options" in kwargs:
-            kwargs["value"] = check_option(name, value, kwargs["options"])
+            kwargs["value"] = _check_option(name, value, kwargs["options"])
         elif "min" in kwargs and "max" in kwargs:
             low, high = kwargs["min"], kwargs["max"]
             if "base" in kwargs:
                 low, high = kwargs["base"] ** low, kwargs["base"] ** high
             integer = "Int" in getattr(factory, "__name__", "")
-            kwargs["value"] = check_range(name, value, low, high, integer=integer)
+            kwargs["value"] = _check_range(name, value, low, high, integer=integer)
     return factory(**kwargs)
 
 
-def fit_content(control: Any) -> Any:
+def _fit_content(control: Any) -> Any:
     """Size ``control`` to its content, so a row of controls wraps instead of clipping.
 
     Without this, ipywidgets gives a label a fixed width (long descriptions are cut) and a
@@ -147,7 +158,7 @@ def fit_content(control: Any) -> Any:
     return control
 
 
-def chip_value(chip_name: Any) -> Any:
+def _chip_value(chip_name: Any) -> Any:
     """A chip's canonical name for a chip dropdown, or ``chip_name`` unchanged if unknown.
 
     An unknown name then fails the option check, which lists the dropdown's chips.
@@ -158,7 +169,7 @@ def chip_value(chip_name: Any) -> Any:
         return chip_name
 
 
-def new_figure(figsize: tuple[float, float] = (6.4, 3.8), dpi: int = 80) -> Any:
+def _new_figure(figsize: tuple[float, float] = (6.4, 3.8), dpi: int = 80) -> Any:
     """A matplotlib ``Figure`` on an Agg canvas that pyplot does not manage (or auto-display)."""
     figure_module = require("matplotlib.figure", "pip install matplotlib")
     agg = require("matplotlib.backends.backend_agg", "pip install matplotlib")
@@ -175,15 +186,18 @@ class LiveFigure:
     """
 
     def __init__(self, figure: Any, animated: Sequence[Any], *, density: float = 1.0) -> None:
-        if (
-            isinstance(density, bool)
-            or not isinstance(density, numbers.Real)
-            or not (1.0 <= float(density) <= 4.0)
-        ):
-            raise ValueError(f"density={show(density)} must be a number in [1, 4]")
+        message = f"density={show(density)} must be a number in [1, 4]"
+        try:
+            density = positive_float("density", density, maximum=4.0)
+        except ValueError:
+            raise ValueError(message) from None
+        if density < 1.0:
+            raise ValueError(message)
+        if not callable(getattr(getattr(figure, "canvas", None), "copy_from_bbox", None)):
+            raise TypeError(f"figure={show(figure)} must be a matplotlib Figure on an Agg canvas")
         self.figure = figure
         self.density = float(density)
-        self.animated = list(animated)
+        self.animated = list(sequence("animated", animated, _artist, minimum=0))
         for artist in self.animated:
             artist.set_animated(True)
         self._image = None
@@ -279,14 +293,21 @@ class Explorer:
         title: str = "",
     ) -> None:
         widgets = require("ipywidgets", "pip install ipywidgets")
+        if not isinstance(controls, Mapping) or not controls:
+            raise TypeError(f"controls={show(controls)} must be a non-empty dict of widgets")
+        for name, control in controls.items():
+            if not isinstance(name, str) or not callable(getattr(control, "observe", None)):
+                raise TypeError(f"controls[{name!r}]={show(control)} must be an ipywidget")
         self.controls = dict(controls)
-        self.live = live
-        self._update = update
+        self.live = instance("live", live, LiveFigure)
+        self._update = function("update", update)
+        if not isinstance(title, str):
+            raise TypeError(f"title={show(title)} must be a string")
         self.status = widgets.HTML(value="")
         self.timings_ms: list[float] = []
         header = [widgets.HTML(value=f"<b>{title}</b>")] if title else []
         for control in self.controls.values():
-            fit_content(control)
+            _fit_content(control)
         row = widgets.HBox(
             list(self.controls.values()), layout=widgets.Layout(flex_flow="row wrap")
         )
@@ -301,6 +322,9 @@ class Explorer:
 
         The view is kept as :attr:`view`, so tests can read the plotted artists.
         """
+        for part in ("figure", "animated", "update"):
+            if not hasattr(view, part):
+                raise TypeError(f"view={show(view)} must have figure, animated and update")
         explorer = cls(controls, view.update, LiveFigure(view.figure, view.animated), title=title)
         explorer.view = view
         return explorer
@@ -317,8 +341,8 @@ class Explorer:
             # Checked one at a time, in order: setting one control may change another's range.
             control = self.controls[name]
             if name == "chip_name":  # aliases ("h100") and Chip objects pick the chip's option
-                value = chip_value(value)
-            control.value = check_control(name, control, value)
+                value = _chip_value(value)
+            control.value = _check_control(name, control, value)
         return self.status.value
 
     def _on_change(self, change: Any = None) -> None:

@@ -1,14 +1,13 @@
 """Chapter 5 explorer: how big must a transfer be before bandwidth, not latency, decides its time?
 
-A copy of n bytes over a link with fixed cost ``latency`` and peak ``bandwidth`` takes
-``latency + n / bandwidth`` (:func:`gpuperf.memory.transfer_time`); its effective bandwidth
-n / time (:func:`gpuperf.memory.effective_bandwidth`) reaches half the peak at
-n = latency × bandwidth (:func:`gpuperf.memory.half_bandwidth_size`). Below that size the link
-idles most of the time. :func:`transfer_explorer` puts a size slider on that curve, with latency
-and bandwidth sliders and presets built from *measured* pairs in :mod:`gpuperf.measurements`;
-:func:`transfer_scrubber` is its kernel-free twin as PNG frames, and :func:`transfer_static`
-the online book's: every control of the live explorer as a Vega-Lite figure drawn in the browser
-(:mod:`gpuperf.vega`), its numbers read from a :class:`TransferView`. The widgets only wire
+A copy of n bytes over a link with fixed cost ``latency`` and peak ``bandwidth`` takes ``latency +
+n / bandwidth`` (:func:`gpuperf.memory.transfer_time`); its effective bandwidth n / time
+(:func:`gpuperf.memory.effective_bandwidth`) reaches half the peak at n = latency × bandwidth
+(:func:`gpuperf.memory.half_bandwidth_size`). Below that size the link idles most of the time.
+:func:`transfer_explorer` puts a size slider on that curve, with latency and bandwidth sliders and
+presets built from *measured* pairs in :mod:`gpuperf.measurements`; :func:`transfer_static` is the
+online book's twin: every control of the live explorer as a Vega-Lite figure drawn in the browser
+(:mod:`gpuperf.vega`), its numbers read from a :class:`_TransferView`. The widgets only wire
 controls to those calculators.
 
 An all-reduce preset's bandwidth is the rate its message moves at: NCCL measures a *bus*
@@ -26,13 +25,13 @@ from typing import Any
 import numpy as np
 
 from .. import memory
-from .._validate import positive_int
+from .._validate import instance, name_string, positive_int
 from ..measurements import LATENCY_BOUND_BELOW_BYTES, Measurement, find
 from ..runtime import require
-from ..scrub import Scrubber, control
+from ..scrub import control
 from ..units import GB, format_bandwidth, format_bytes, format_seconds
 from ..vega import book_altair, book_figure
-from .live import Explorer, LiveFigure, control_widget, new_figure
+from .live import Explorer, LiveFigure, _control_widget, _new_figure
 
 __all__ = [
     "GPUS_PER_NODE",
@@ -41,10 +40,8 @@ __all__ = [
     "STATIC_LATENCIES_US",
     "STATIC_SIZES",
     "TransferPreset",
-    "TransferView",
     "presets",
     "transfer_explorer",
-    "transfer_scrubber",
     "transfer_static",
 ]
 
@@ -66,6 +63,14 @@ class TransferPreset:
     ranks: int | None = None
 
     def __post_init__(self) -> None:
+        name_string("label", self.label)
+        for name in ("latency", "bandwidth"):
+            instance(name, getattr(self, name), Measurement)
+        if self.latency.unit != "s" or self.bandwidth.unit != "B/s":
+            raise ValueError(
+                f"latency={self.latency.quantity!r} ({self.latency.unit}) and bandwidth="
+                f"{self.bandwidth.quantity!r} ({self.bandwidth.unit}) must be in s and B/s"
+            )
         if self.ranks is not None:
             positive_int("ranks", self.ranks, minimum=2)
 
@@ -124,11 +129,11 @@ def presets() -> tuple[TransferPreset, ...]:
     )
 
 
-class TransferView:
+class _TransferView:
     """Effective bandwidth vs transfer size (left) and where the time goes (right)."""
 
     def __init__(self, *, figsize: tuple[float, float] = (9.0, 3.6), dpi: int = 72) -> None:
-        self.figure = figure = new_figure(figsize, dpi)
+        self.figure = figure = _new_figure(figsize, dpi)
         grid = figure.add_gridspec(1, 2, width_ratios=(3.2, 1))
         left = figure.add_subplot(grid[0])
         right = figure.add_subplot(grid[1])
@@ -224,7 +229,7 @@ def transfer_explorer(preset: int = 0, n_bytes: float = 1e6) -> Explorer:
     widgets = require("ipywidgets", "pip install ipywidgets")
     links = presets()
     style = {"description_width": "initial"}
-    picker = control_widget(
+    picker = _control_widget(
         widgets.Dropdown,
         "preset",
         options=[(link.label, i) for i, link in enumerate(links)],
@@ -234,7 +239,7 @@ def transfer_explorer(preset: int = 0, n_bytes: float = 1e6) -> Explorer:
     )
     chosen = links[picker.value]
     controls = {
-        "n_bytes": control_widget(
+        "n_bytes": _control_widget(
             widgets.FloatLogSlider, "n_bytes", value=n_bytes, base=10, min=2, max=10,
             step=0.25, description="bytes",
             readout_format=".3g", style=style,
@@ -248,7 +253,7 @@ def transfer_explorer(preset: int = 0, n_bytes: float = 1e6) -> Explorer:
             description="bandwidth (GB/s)", readout_format=".4g", style=style,
         ),
     }  # fmt: skip
-    view = TransferView()
+    view = _TransferView()
     explorer = Explorer(
         controls,
         view.update,
@@ -266,38 +271,6 @@ def transfer_explorer(preset: int = 0, n_bytes: float = 1e6) -> Explorer:
     explorer.view = view
     explorer.preset = picker
     return explorer
-
-
-def transfer_scrubber(exponents: tuple[float, ...] = tuple(range(2, 11))) -> Scrubber:
-    """Kernel-free twin of :func:`transfer_explorer`: measured link × transfer size."""
-    view = TransferView(dpi=72)
-    links = presets()
-    sizes = tuple(float(10**e) for e in exponents)
-    return Scrubber(
-        lambda link, n_bytes: view.render(
-            n_bytes=n_bytes,
-            latency_us=links[link].latency_s * 1e6,
-            bandwidth_gb_s=links[link].bandwidth_bytes_per_s / GB,
-        ),
-        [
-            control(
-                "link", range(len(links)), label="measured link", format=lambda i: links[i].label
-            ),
-            control(
-                "n_bytes",
-                sizes,
-                label="transfer size",
-                format=format_bytes,
-                initial=min(sizes, key=lambda s: abs(np.log10(s) - 6)),
-            ),
-        ],
-        alt=(
-            "Log-log curve of effective bandwidth against transfer size for a measured link: "
-            "flat at the peak for large transfers, falling in proportion to size below the "
-            "half-bandwidth size, with the chosen size marked and a bar splitting its time "
-            "into latency and bytes over bandwidth."
-        ),
-    )
 
 
 # --- the online book's twin: every control, drawn in the browser ------------------------------
@@ -332,7 +305,7 @@ def transfer_static(
     measured link × transfer size, and for a link of your own (``preset=OWN_LINK``) latency ×
     bandwidth. Sizes are every value of the live slider (:data:`STATIC_SIZES`); latency and
     bandwidth move in half decades (:data:`STATIC_LATENCIES_US`, :data:`STATIC_BANDWIDTHS_GB_S`).
-    Every plotted number is read from a :class:`TransferView` after its ``update``."""
+    Every plotted number is read from a :class:`_TransferView` after its ``update``."""
     from ..vega import StaticExplorer
 
     alt = book_altair()
@@ -344,7 +317,6 @@ def transfer_static(
         raise ValueError(
             f"preset={preset!r} must be a link index 0…{len(links) - 1} or {OWN_LINK!r}"
         )
-    view = TransferView(dpi=72)
     controls = [
         control(
             "preset",
@@ -371,6 +343,7 @@ def transfer_static(
             format=_short,
         ),
     ]
+    view = _TransferView(dpi=72)
     explorer = StaticExplorer(
         controls,
         alt=(

@@ -9,32 +9,29 @@ and a length; the status line gives the numbers at that length. With an fp16 or 
 accumulator the error leaves the typical line and the sum *stagnates*: each new term is below
 half an ulp of the running sum, and the curve bends up toward 1.
 
-:func:`accumulation_scrubber` is its kernel-free twin for the online book, drawn by the same
-view. No formula lives here: the curves are computed once per (format, accumulator) by the
+No formula lives here: the curves are computed once per (format, accumulator) by the
 calculator and cached. :func:`accumulation_static` is the online book's client-side figure
 (Vega-Lite), every control of the live explorer, its curves read from the same view.
 """
 
 from __future__ import annotations
 
-from functools import cache
 from typing import Any
 
 import numpy as np
 
 from .. import numerics
+from .._cache import pure
 from ..runtime import require
-from ..scrub import Scrubber, control
+from ..scrub import control
 from ..vega import book_altair, book_figure
-from .live import Explorer, control_widget, new_figure
+from .live import Explorer, _control_widget, _new_figure
 
 __all__ = [
     "ACCUMULATORS",
     "INPUT_FORMATS",
     "LENGTHS",
-    "AccumulationView",
     "accumulation_explorer",
-    "accumulation_scrubber",
     "accumulation_static",
     "curve",
 ]
@@ -45,10 +42,6 @@ INPUT_FORMATS: tuple[str, ...] = ("fp16", "bf16", "e4m3")
 ACCUMULATORS: tuple[str, ...] = numerics.ACCUMULATORS
 #: Vector lengths the slider offers: powers of two from 16 to 16384.
 LENGTHS: tuple[int, ...] = tuple(2**k for k in range(4, 15))
-#: Lengths and input formats of the scrubber's frames (fewer: every frame is a PNG in the page;
-#: bf16 inputs, left out, give curves close to fp16's).
-SCRUB_LENGTHS: tuple[int, ...] = (256, 4096, 16384)
-SCRUB_INPUT_FORMATS: tuple[str, ...] = ("fp16", "e4m3")
 #: Random vectors per length; the plotted error is their mean.
 TRIALS = 32
 #: Lengths the curves are evaluated at: a geometric grid, 4 points per octave.
@@ -58,7 +51,7 @@ CURVE_LENGTHS: tuple[int, ...] = tuple(
 _ERROR_RANGE = (1e-9, 3.0)
 
 
-@cache
+@pure
 def curve(input_format: str, accumulator: str) -> numerics.DotErrors:
     """The errors plotted for one (input format, accumulator): computed once, then cached."""
     return numerics.dot_errors(CURVE_LENGTHS, input_format, accumulator, trials=TRIALS)
@@ -69,11 +62,11 @@ def _finite(values: tuple[float, ...]) -> np.ndarray:
     return np.where(np.isfinite(array), array, np.nan)
 
 
-class AccumulationView:
+class _AccumulationView:
     """Error against length: the emulated mean (and worst of the trials), the bound, √n·u."""
 
     def __init__(self, *, figsize: tuple[float, float] = (6.4, 3.8), dpi: int = 80) -> None:
-        self.figure = figure = new_figure(figsize, dpi)
+        self.figure = figure = _new_figure(figsize, dpi)
         ax = figure.subplots()
         figure.subplots_adjust(left=0.13, right=0.97, top=0.9, bottom=0.14)
         ax.set_xscale("log", base=2)
@@ -124,40 +117,21 @@ def accumulation_explorer(
     """Input format × accumulator × length → the error curve, the bounds and the chosen point."""
     widgets = require("ipywidgets", "pip install ipywidgets")
     controls = {
-        "input_format": control_widget(
+        "input_format": _control_widget(
             widgets.ToggleButtons, "input_format", options=[(f, f) for f in INPUT_FORMATS],
             value=input_format, description="inputs",
         ),
-        "accumulator": control_widget(
+        "accumulator": _control_widget(
             widgets.ToggleButtons, "accumulator", options=[(a, a) for a in ACCUMULATORS],
             value=accumulator, description="accumulator",
         ),
-        "length": control_widget(
+        "length": _control_widget(
             widgets.SelectionSlider, "length", options=[(str(n), n) for n in LENGTHS],
             value=length, description="n",
         ),
     }  # fmt: skip
-    view = AccumulationView()
+    view = _AccumulationView()
     return Explorer.for_view(view, controls, title="Accumulation: the error of a long dot product")
-
-
-def accumulation_scrubber() -> Scrubber:
-    """Kernel-free twin of :func:`accumulation_explorer` (2 formats × 3 accumulators × 3 n)."""
-    view = AccumulationView(dpi=72)
-    return Scrubber(
-        view.render,
-        [
-            control("input_format", SCRUB_INPUT_FORMATS, label="inputs"),
-            control("accumulator", ACCUMULATORS, label="accumulator"),
-            control("length", SCRUB_LENGTHS, label="n", initial=4096),
-        ],
-        alt=(
-            "Log-log plot of the relative error of a dot product against its length n for the "
-            "chosen input format and accumulator: the emulated mean error (blue) and worst of "
-            "the trials (orange), the worst-case bound n·u/(1−n·u) (dashed) and the typical "
-            "√n·u (dotted), with the chosen length as a red point."
-        ),
-    )
 
 
 @book_figure
@@ -167,13 +141,13 @@ def accumulation_static(
     """Static twin of :func:`accumulation_explorer` for the online book (a
     :class:`gpuperf.vega.StaticExplorer`): every input format (:data:`INPUT_FORMATS`),
     accumulator (:data:`ACCUMULATORS`) and length (:data:`LENGTHS`) of the live controls. The
-    four curves and the chosen point are read from an :class:`AccumulationView` after its
+    four curves and the chosen point are read from an :class:`_AccumulationView` after its
     ``update``; the line under the figure is the live status line. The arguments are the
     initial values."""
     from ..vega import StaticExplorer
 
     alt = book_altair()
-    view = AccumulationView(dpi=72)
+    view = _AccumulationView(dpi=72)
     explorer = StaticExplorer(
         [
             control("input_format", INPUT_FORMATS, label="inputs", initial=input_format),

@@ -8,7 +8,7 @@ of them, so the achievable bandwidth rises linearly with the warps per SM until 
 :func:`parallelism_explorer` wires chip, latency, load width and ILP to that curve;
 :func:`parallelism_static` is the online book's twin (every chip, load width and ILP of the live
 explorer and a grid of latencies, drawn in the browser from rows this view computed at build
-time); :func:`parallelism_scrubber` is the older PNG-frame twin. No formula lives here.
+time). No formula lives here.
 """
 
 from __future__ import annotations
@@ -21,29 +21,24 @@ import numpy as np
 from .. import parallelism
 from ..hardware import chip, chips
 from ..runtime import require
-from ..scrub import Scrubber, control
+from ..scrub import control
 from ..units import format_bandwidth, format_bytes, format_seconds
 from ..vega import book_altair, book_figure
-from .live import Explorer, chip_value, control_widget, new_figure
+from .live import Explorer, _chip_value, _control_widget, _new_figure
 
 if TYPE_CHECKING:
     from ..vega import StaticExplorer
 
 __all__ = [
     "GPUS",
-    "SCRUB_CHIPS",
     "STATIC_LOADS_IN_FLIGHT",
-    "ParallelismView",
     "parallelism_explorer",
-    "parallelism_scrubber",
     "parallelism_static",
     "static_latencies",
 ]
 
 #: Every GPU of the hardware table (TPUs have no SMs or warps).
 GPUS: tuple[str, ...] = tuple(c.name for c in chips() if c.is_gpu)
-#: Chips the scrubber offers: Colab's T4 and three data-centre generations.
-SCRUB_CHIPS: tuple[str, ...] = ("T4", "A100-80GB", "H100-SXM", "B200")
 #: Largest warps-per-SM limit in the table (2048 threads / 32); the x axis goes 1.5× beyond it,
 #: so a requirement above the limit still shows.
 _MAX_WARPS = max(c.max_threads_per_sm // 32 for c in chips() if c.is_gpu)
@@ -52,11 +47,11 @@ _Y_MAX = 135
 _LATENCY_NS = (50.0, 2000.0)
 
 
-class ParallelismView:
+class _ParallelismView:
     """Achievable DRAM bandwidth against resident warps per SM, with the SM's warp limit."""
 
     def __init__(self, *, figsize: tuple[float, float] = (7.2, 3.6), dpi: int = 72) -> None:
-        self.figure = figure = new_figure(figsize, dpi)
+        self.figure = figure = _new_figure(figsize, dpi)
         ax = self.ax = figure.add_subplot(1, 1, 1)
         figure.subplots_adjust(left=0.1, right=0.97, top=0.9, bottom=0.15)
         ax.set_xlim(0, _X_MAX)
@@ -149,67 +144,33 @@ def parallelism_explorer(
     """
     widgets = require("ipywidgets", "pip install ipywidgets")
     style = {"description_width": "initial"}
-    name = chip_value(chip_name)
+    name = _chip_value(chip_name)
     if latency_ns is None:
         try:
             latency_ns = parallelism.dram_latency(name).value * 1e9
         except (KeyError, ValueError):  # a chip without a measurement, or not a GPU
             latency_ns = parallelism.dram_latency("H100-SXM").value * 1e9
     controls = {
-        "chip_name": control_widget(
+        "chip_name": _control_widget(
             widgets.Dropdown, "chip_name", options=[(c, c) for c in GPUS], value=name,
             description="chip",
         ),
-        "latency_ns": control_widget(
+        "latency_ns": _control_widget(
             widgets.FloatSlider, "latency_ns", value=latency_ns, min=_LATENCY_NS[0],
             max=_LATENCY_NS[1], step=5, description="DRAM latency (ns)", style=style,
         ),
-        "bytes_per_load": control_widget(
+        "bytes_per_load": _control_widget(
             widgets.Dropdown, "bytes_per_load", options=list(parallelism.LOAD_WIDTHS_BYTES),
             value=bytes_per_load, description="bytes per thread per load", style=style,
         ),
-        "loads_in_flight": control_widget(
+        "loads_in_flight": _control_widget(
             widgets.IntSlider, "loads_in_flight", value=loads_in_flight, min=1, max=8,
             description="loads in flight (ILP)", style=style,
         ),
     }  # fmt: skip
-    view = ParallelismView()
+    view = _ParallelismView()
     return Explorer.for_view(
         view, controls, title="Little's law: warps per SM needed to keep DRAM busy"
-    )
-
-
-def parallelism_scrubber() -> Scrubber:
-    """Kernel-free twin of :func:`parallelism_explorer`: 4 chips × 2 latencies × 2 load widths
-    × 2 ILPs = 32 frames. The latencies are the H100 PCIe pointer-chase measurement and twice
-    it (a what-if for a loaded memory system, not a measurement)."""
-    view = ParallelismView(dpi=72)
-    measured = parallelism.dram_latency("H100-SXM")
-    latencies = (measured.value * 1e9, 2 * measured.value * 1e9)
-    labels = {
-        latencies[0]: f"{latencies[0]:.0f} ns (measured, {measured.chip})",
-        latencies[1]: f"{latencies[1]:.0f} ns (twice that)",
-    }
-    return Scrubber(
-        view.render,
-        [
-            control("chip_name", SCRUB_CHIPS, label="chip", initial="H100-SXM"),
-            control("latency_ns", latencies, label="DRAM latency", format=labels.get),
-            control(
-                "bytes_per_load",
-                (4, 16),
-                label="bytes per thread per load",
-                format=lambda b: f"{b} B",
-                initial=16,
-            ),
-            control("loads_in_flight", (1, 4), label="loads in flight per thread (ILP)"),
-        ],
-        alt=(
-            "Line chart of the DRAM bandwidth a chip can reach against resident warps per SM: "
-            "a straight rise that flattens at 100 % of peak, a red line at the SM's warp limit "
-            "with the impossible region shaded, and a dashed green line at the warps Little's "
-            "law requires for the chosen latency, load width and loads in flight."
-        ),
     )
 
 
@@ -252,13 +213,13 @@ def parallelism_static(
     """Static twin of :func:`parallelism_explorer` for the online book: chip × DRAM latency ×
     load width × loads in flight. Every chip, load width and ILP of the live controls; the
     live latency slider (50 to 2000 ns in steps of 5) becomes the grid :func:`static_latencies`.
-    Rows are read from a :class:`ParallelismView` after ``update``; the sentence under the
+    Rows are read from a :class:`_ParallelismView` after ``update``; the sentence under the
     figure is its status line. The arguments are the initial control values (``latency_ns``
     defaults, as in the live explorer, to the chip generation's measured latency)."""
     from ..vega import StaticExplorer
 
     alt = book_altair()
-    name = chip_value(chip_name)
+    name = _chip_value(chip_name)
     latencies = static_latencies()
     measured = {}
     for gpu in ("A100-80GB", "H100-SXM"):
@@ -269,7 +230,6 @@ def parallelism_static(
             latency_ns = parallelism.dram_latency(name).value * 1e9
         except (KeyError, ValueError):  # no measurement for this generation
             latency_ns = parallelism.dram_latency("H100-SXM").value * 1e9
-    view = ParallelismView()
 
     @cache
     def snapshot(
@@ -308,6 +268,7 @@ def parallelism_static(
             label="loads in flight (ILP)", initial=loads_in_flight,
         ),
     ]  # fmt: skip
+    view = _ParallelismView()
     explorer = StaticExplorer(
         controls,
         alt=(

@@ -9,8 +9,8 @@ keeps per layer — split into the s·b·h tensors outside the tensor-parallel r
 sequence parallelism), those tensor parallelism splits, and the attention-score matrices — next
 to the FLOPs each mode adds to a training step. :func:`recompute_static` is its twin for the
 online book (the same seven controls over a grid of their values, drawn in the browser by
-:mod:`gpuperf.vega` from rows read off this view); :func:`recompute_scrubber` is the older
-PNG-frame twin. The widget only wires controls to those calculators.
+:mod:`gpuperf.vega` from rows read off this view). The widget only wires controls to those
+calculators.
 """
 
 from __future__ import annotations
@@ -19,10 +19,10 @@ from typing import TYPE_CHECKING, Any
 
 from .. import recompute
 from ..runtime import require
-from ..scrub import Scrubber, control
+from ..scrub import control
 from ..units import format_bytes
 from ..vega import book_altair, book_figure
-from .live import Explorer, control_widget, new_figure
+from .live import Explorer, _control_widget, _new_figure
 
 if TYPE_CHECKING:
     from ..vega import StaticExplorer
@@ -33,10 +33,7 @@ __all__ = [
     "MICRO_BATCHES",
     "SEQ_LENS",
     "TENSOR_PARALLEL",
-    "RecomputeView",
-    "layer_parts",
     "recompute_explorer",
-    "recompute_scrubber",
     "recompute_static",
 ]
 
@@ -54,7 +51,7 @@ PARTS: tuple[tuple[str, str], ...] = (
 _MODES = recompute.RECOMPUTE_MODES
 
 
-def layer_parts(plan: recompute.LayerActivations) -> tuple[float, float, float]:
+def _layer_parts(plan: recompute.LayerActivations) -> tuple[float, float, float]:
     """The kept bytes of ``plan`` split into :data:`PARTS` (they add up to its bytes).
 
     Sums :func:`gpuperf.recompute.layer_activation_terms` the way
@@ -74,11 +71,38 @@ def layer_parts(plan: recompute.LayerActivations) -> tuple[float, float, float]:
     return parts[0], parts[1], parts[2]
 
 
-class RecomputeView:
+def _status(
+    plans: dict[str, recompute.LayerActivations],
+    mode: str,
+    tensor_parallel: int,
+    sequence_parallel: bool,
+) -> str:
+    """The line under the figure: the chosen mode's bytes, saving and extra FLOPs."""
+    chosen = plans[mode]
+    parallel = f"TP {tensor_parallel}" + (" + SP" if sequence_parallel else "")
+    return (
+        f"{mode}: {format_bytes(chosen.activation_bytes)} per layer per GPU "
+        f"({chosen.bytes_per_sbh:.4g} bytes per s·b·h element, {parallel}), "
+        f"{chosen.memory_saving:.3g}× less than keeping everything, for "
+        f"+{chosen.compute_overhead:.1%} FLOPs per step"
+    )
+
+
+def _bar_edges(plan: recompute.LayerActivations) -> list[float]:
+    """Right edges (GB) of one mode's stacked bars, as :class:`_RecomputeView` places them
+    (``x = left / 1e9``, ``width = part / 1e9``)."""
+    edges, left = [], 0.0
+    for part in _layer_parts(plan):
+        edges.append(left / 1e9 + part / 1e9)
+        left += part
+    return edges
+
+
+class _RecomputeView:
     """Stacked bars of the bytes kept per layer and GPU, and the FLOP overhead, per mode."""
 
     def __init__(self, *, figsize: tuple[float, float] = (7.4, 3.2), dpi: int = 80) -> None:
-        self.figure = figure = new_figure(figsize, dpi)
+        self.figure = figure = _new_figure(figsize, dpi)
         self.ax_mem, self.ax_flops = figure.subplots(
             1, 2, gridspec_kw={"width_ratios": [2.3, 1]}, sharey=True
         )
@@ -134,7 +158,7 @@ class RecomputeView:
         for row, m in enumerate(_MODES):
             left = 0.0
             alpha = 1.0 if m == mode else 0.35
-            for group, part in zip(self.bars, layer_parts(plans[m]), strict=True):
+            for group, part in zip(self.bars, _layer_parts(plans[m]), strict=True):
                 rect = group[row]
                 rect.set_x(left / 1e9)
                 rect.set_width(part / 1e9)
@@ -144,14 +168,7 @@ class RecomputeView:
             self.flop_bars[row].set_width(100 * plans[m].compute_overhead)
             self.flop_bars[row].set_alpha(alpha)
         self.ax_mem.set_xlim(0, 1.08 * widest / 1e9)
-        chosen = plans[mode]
-        parallel = f"TP {tensor_parallel}" + (" + SP" if sequence_parallel else "")
-        return (
-            f"{mode}: {format_bytes(chosen.activation_bytes)} per layer per GPU "
-            f"({chosen.bytes_per_sbh:.4g} bytes per s·b·h element, {parallel}), "
-            f"{chosen.memory_saving:.3g}× less than keeping everything, for "
-            f"+{chosen.compute_overhead:.1%} FLOPs per step"
-        )
+        return _status(plans, mode, tensor_parallel, sequence_parallel)
 
     def render(self, **values: Any) -> tuple[Any, str]:
         return self.figure, self.update(**values)
@@ -169,71 +186,37 @@ def recompute_explorer(
     """Layer shape × parallelism × recompute mode → bytes kept per layer and FLOP overhead."""
     widgets = require("ipywidgets", "pip install ipywidgets")
     controls = {
-        "seq_len": control_widget(
+        "seq_len": _control_widget(
             widgets.SelectionSlider, "seq_len", options=[(f"{s:,}", s) for s in SEQ_LENS],
             value=seq_len, description="seq len s",
         ),
-        "micro_batch": control_widget(
+        "micro_batch": _control_widget(
             widgets.Dropdown, "micro_batch", options=list(MICRO_BATCHES), value=micro_batch,
             description="micro-batch b",
         ),
-        "hidden": control_widget(
+        "hidden": _control_widget(
             widgets.Dropdown, "hidden", options=list(HIDDEN), value=hidden,
             description="hidden h",
         ),
-        "heads": control_widget(
+        "heads": _control_widget(
             widgets.Dropdown, "heads", options=list(HEADS), value=heads, description="heads a"
         ),
-        "tensor_parallel": control_widget(
+        "tensor_parallel": _control_widget(
             widgets.Dropdown, "tensor_parallel", options=list(TENSOR_PARALLEL),
             value=tensor_parallel, description="TP t",
         ),
-        "sequence_parallel": control_widget(
+        "sequence_parallel": _control_widget(
             widgets.Dropdown, "sequence_parallel", options=[("off", False), ("on", True)],
             value=sequence_parallel, description="SP",
         ),
-        "mode": control_widget(
+        "mode": _control_widget(
             widgets.Dropdown, "mode", options=list(_MODES), value=mode, description="recompute"
         ),
     }  # fmt: skip
-    view = RecomputeView()
+    view = _RecomputeView()
     return Explorer.for_view(
         view, controls, title="Activation memory of one transformer layer, by recompute mode"
     )
-
-
-def recompute_scrubber() -> Scrubber:
-    """Kernel-free twin of :func:`recompute_explorer`: h = 4096, a = 32, b = 1, selective mode
-    highlighted; 5 sequence lengths × TP 1 or 8 × sequence parallelism off or on (20 frames)."""
-    view = RecomputeView(dpi=72)
-
-    def render(seq_len: int, tensor_parallel: int, sequence_parallel: bool) -> tuple[Any, str]:
-        return view.render(
-            seq_len=seq_len,
-            micro_batch=1,
-            hidden=4096,
-            heads=32,
-            tensor_parallel=tensor_parallel,
-            sequence_parallel=sequence_parallel,
-            mode="selective",
-        )
-
-    return Scrubber(
-        render,
-        [
-            control("seq_len", (1024, 2048, 4096, 8192, 16384), label="seq len s",
-                    format=lambda s: f"{s:,}", initial=2048),
-            control("tensor_parallel", (1, 8), label="tensor parallel t"),
-            control("sequence_parallel", (False, True), label="sequence parallel",
-                    format=lambda on: "on" if on else "off"),
-        ],
-        alt=(
-            "Left: horizontal stacked bars of the bytes one GPU keeps per transformer layer "
-            "without recomputation, with selective and with full recomputation, split into "
-            "tensors every GPU holds, tensors split by tensor parallelism, and attention "
-            "scores. Right: the extra FLOPs per training step of each mode, in percent."
-        ),
-    )  # fmt: skip
 
 
 # --- the online book's twin: every control, drawn in the browser -----------------------------
@@ -267,12 +250,13 @@ def recompute_static(
     over the grids :data:`STATIC_SEQ_LENS` … :data:`STATIC_TENSOR_PARALLEL` (SP off/on, every
     mode), drawn in the browser from rows computed here (see :mod:`gpuperf.vega`).
 
-    Every row is read from :class:`RecomputeView`'s bars after its ``update``; the sentence
-    under the figure is the live view's status line. The arguments are the initial values."""
+    Every row is what :class:`_RecomputeView` draws for those controls (the same bar edges,
+    :func:`_bar_edges`, and FLOP overheads, from one set of plans per layer: 4,200 layers would
+    take seconds of matplotlib updates); the sentence under the figure is the live view's status
+    line. The arguments are the initial values."""
     from ..vega import StaticExplorer
 
     alt = book_altair()
-    view = RecomputeView(dpi=72)
     controls = [
         control("seq_len", STATIC_SEQ_LENS, label="seq len s", initial=seq_len,
                 format=lambda s: f"{s:,}"),
@@ -286,8 +270,26 @@ def recompute_static(
         control("mode", _MODES, label="recompute", initial=mode),
     ]  # fmt: skip
 
+    shape = ("seq_len", "micro_batch", "hidden", "heads", "tensor_parallel", "sequence_parallel")
+    layers: dict[tuple[Any, ...], dict[str, recompute.LayerActivations] | None] = {}
+
+    def plans(*layer: Any) -> dict[str, recompute.LayerActivations] | None:
+        """Every mode's plan for one layer, computed once (None: no such layer)."""
+        if layer not in layers:
+            try:
+                layers[layer] = {m: recompute.layer_activations(*layer, m) for m in _MODES}
+            except ValueError:
+                layers[layer] = None
+        return layers[layer]
+
     def status(**values: Any) -> str:
-        return view.update(**values).replace("<b>", "").replace("</b>", "")
+        shape_values = [values[name] for name in shape]
+        found = plans(*shape_values)
+        if found is None:  # the live view's message, word for word
+            line = _RecomputeView(dpi=72).update(**values)
+        else:
+            line = _status(found, values["mode"], *shape_values[-2:])
+        return line.replace("<b>", "").replace("</b>", "")
 
     explorer = StaticExplorer(
         controls,
@@ -302,15 +304,14 @@ def recompute_static(
         colab=colab,
         dropdowns=("micro_batch", "hidden", "heads", "tensor_parallel", "sequence_parallel"),
     )
-    shape = ("seq_len", "micro_batch", "hidden", "heads", "tensor_parallel", "sequence_parallel")
 
     def memory(**values: Any) -> list[dict[str, Any]]:
-        view.update(**values, mode=_MODES[0])
-        if not view.last:  # no such layer (not on this grid): the live view draws no bars
+        found = plans(*(values[name] for name in shape))
+        if found is None:  # no such layer (not on this grid): the live view draws no bars
             return []
         rows = []
-        for row, m in enumerate(_MODES):
-            edges = [group[row].get_x() + group[row].get_width() for group in view.bars]
+        for m in _MODES:
+            edges = _bar_edges(found[m])
             rows.append({"mode": m, **{f"gb{k + 1}": float(e) for k, e in enumerate(edges)}})
         return rows
 
@@ -318,11 +319,8 @@ def recompute_static(
         # recomputed FLOPs over a step's: b, a, t and SP cancel (gpuperf.recompute), so any
         # valid layer of this s and h gives the bars
         heads = min(a for a in STATIC_HEADS if hidden % a == 0)
-        view.update(seq_len, 1, hidden, heads, 1, False, _MODES[0])
-        return [
-            {"mode": m, "flops": float(view.flop_bars[row].get_width())}
-            for row, m in enumerate(_MODES)
-        ]
+        found = plans(seq_len, 1, hidden, heads, 1, False)
+        return [{"mode": m, "flops": float(100 * found[m].compute_overhead)} for m in _MODES]
 
     kept = explorer.table("memory", memory, over=shape)
     extra = explorer.table("flops", overhead, over=("seq_len", "hidden"))

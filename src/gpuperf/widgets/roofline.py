@@ -2,12 +2,12 @@
 
 Each explorer is a *view* (a figure plus an ``update(**values)`` that moves its artists from
 calculator results and returns a sentence) wired to ipywidgets controls by
-:class:`~gpuperf.widgets.live.Explorer`. The same view class renders the kernel-free
-:class:`~gpuperf.scrub.Scrubber` for the online book, so the live widget and the scrubber cannot
-disagree. Chapter 1's explorers have client-side twins instead (:func:`hardware_static`,
-:func:`mfu_static`, :class:`gpuperf.vega.StaticExplorer` figures whose rows are read from the same
-views after ``update``). No formula lives here: the numbers come from :mod:`gpuperf.hardware`,
-:mod:`gpuperf.cost` and :mod:`gpuperf.roofline`, the drawing from :mod:`gpuperf.plots`.
+:class:`~gpuperf.widgets.live.Explorer`. Each has a client-side twin for the online book
+(:func:`hardware_static`, :func:`mfu_static`, :func:`gpuperf.widgets.static.roofline_static`:
+:class:`gpuperf.vega.StaticExplorer` figures whose rows are read from the same views after
+``update``), so the live widget and the book's figure cannot disagree. No formula lives here: the
+numbers come from :mod:`gpuperf.hardware`, :mod:`gpuperf.cost` and :mod:`gpuperf.roofline`, the
+drawing from :mod:`gpuperf.plots`.
 
 Controls are plain ``Dropdown`` / ``SelectionSlider`` / ``FloatLogSlider`` / ``ToggleButtons``
 with ``(label, value)`` options, so everything works on ipywidgets 7.7 (Colab) and 8.x.
@@ -16,33 +16,26 @@ with ``(label, value)`` options, so everything works on ipywidgets 7.7 (Colab) a
 from __future__ import annotations
 
 import html
-import io
 from collections.abc import Sequence
 from typing import Any
 
 from .. import cost, plots
-from ..hardware import Chip, chip, chips
+from ..hardware import chip, chips
 from ..measurements import find, gemm_range
 from ..roofline import critical_batch_size, time_bounds
 from ..runtime import require
-from ..scrub import FRAME_DPI, Scrubber, control, legible
+from ..scrub import control
 from ..units import PRECISIONS, format_bandwidth, format_bytes, format_flops
 from ..vega import book_altair, book_figure
-from .live import Explorer, LiveFigure, chip_value, control_widget, new_figure
+from .live import Explorer, LiveFigure, _chip_value, _control_widget, _new_figure
 
 __all__ = [
     "OPERATIONS",
-    "HardwareView",
-    "MFUView",
-    "RooflineView",
     "hardware_explorer",
-    "hardware_scrubber",
     "hardware_static",
     "mfu_calculator",
-    "mfu_scrubber",
     "mfu_static",
     "roofline_explorer",
-    "roofline_scrubber",
 ]
 
 #: Figure size shared by the three explorers (inches), and the live widgets' resolution: at
@@ -70,35 +63,6 @@ def _widgets() -> Any:
     return require("ipywidgets", "pip install ipywidgets")
 
 
-#: Resolution of scrubber frames: two bitmap pixels per CSS pixel (see gpuperf.scrub).
-SCRUB_DPI = FRAME_DPI
-
-
-def _blit_frames(view: Any) -> None:
-    """Make ``view.figure.savefig`` blit instead of redrawing the whole figure.
-
-    A :class:`~gpuperf.scrub.Scrubber` saves the figure once per frame. A full draw of these
-    log-log figures costs ~0.3 s on a 2-core CPU (tick labels are text, and text is slow to
-    rasterise), so 50 frames would take 15 s. Instead the static background is drawn once and
-    each frame redraws only the artists that moved: the very pixels a full draw would produce.
-    Frames are quantised to 128 colours, which keeps the page light.
-    """
-    pil = require("PIL.Image", "pip install pillow")
-    legible(view.figure)  # before the background is cached: blitting never redraws it
-    live = LiveFigure(view.figure, view.animated)
-
-    def savefig(target: Any, format: str = "png", **_options: Any) -> None:
-        if format != "png":
-            raise ValueError(f"format={format!r}: scrubber frames are PNG only")
-        live.render()
-        image = pil.fromarray(require("numpy").asarray(view.figure.canvas.buffer_rgba()))
-        buffer = io.BytesIO()
-        image.convert("RGB").quantize(colors=128).save(buffer, "png")
-        target.write(buffer.getvalue())
-
-    view.figure.savefig = savefig
-
-
 def _status(sentence: str) -> str:
     """The view's sentence as HTML for the status line, with the verdict in bold."""
     text = html.escape(sentence)
@@ -115,7 +79,7 @@ def _chip_options(names: Sequence[str] | None = None) -> list[tuple[str, str]]:
 # --- chapter 1: hardware explorer -------------------------------------------------------------
 
 
-class HardwareView:
+class _HardwareView:
     """Chip × precision → peak, bandwidth, ridge point and that chip's roofline.
 
     ``annotate=False`` (the live widget) keeps text out of the figure: the status line under
@@ -123,11 +87,11 @@ class HardwareView:
     """
 
     def __init__(self, *, annotate: bool = True, dpi: int = LIVE_DPI) -> None:
-        self.figure = new_figure(FIGSIZE, dpi=dpi)
+        self.figure = _new_figure(FIGSIZE, dpi=dpi)
         left, right = self.figure.subplots(1, 2, gridspec_kw={"width_ratios": [1.5, 1]})
         self.figure.subplots_adjust(left=0.09, right=0.98, bottom=0.14, top=0.97, wspace=0.28)
-        self.roofline = plots.RooflinePanel(left, intensity_range=(0.1, 1e4), annotate=annotate)
-        self.peaks = plots.PeakBarsPanel(right, annotate=annotate)
+        self.roofline = plots._RooflinePanel(left, intensity_range=(0.1, 1e4), annotate=annotate)
+        self.peaks = plots._PeakBarsPanel(right, annotate=annotate)
         self.ridge = None
 
     @property
@@ -162,16 +126,16 @@ def hardware_explorer(chip_name: str = "H100-SXM", precision: str = "bf16") -> E
     chip_options = _chip_options()
     precision_options = [(p, p) for p in PRECISIONS]
     controls = {
-        "chip_name": control_widget(
-            widgets.Dropdown, "chip_name", options=chip_options, value=chip_value(chip_name),
+        "chip_name": _control_widget(
+            widgets.Dropdown, "chip_name", options=chip_options, value=_chip_value(chip_name),
             description="chip",
         ),
-        "precision": control_widget(
+        "precision": _control_widget(
             widgets.Dropdown, "precision", options=precision_options, value=precision,
             description="precision",
         ),
     }  # fmt: skip
-    view = HardwareView(annotate=False)
+    view = _HardwareView(annotate=False)
     explorer = Explorer(
         controls,
         lambda **values: _status(view.update(**values)),
@@ -180,42 +144,6 @@ def hardware_explorer(chip_name: str = "H100-SXM", precision: str = "bf16") -> E
     )
     explorer.view = view
     return explorer
-
-
-SCRUB_CHIPS = ("T4", "V100", "A100-80GB", "H100-SXM", "B200", "TPU-v5e")
-SCRUB_PRECISIONS = ("fp32", "tf32", "fp16", "bf16", "fp8")
-
-
-def hardware_scrubber(
-    chip_names: Sequence[str] = SCRUB_CHIPS, precisions: Sequence[str] = SCRUB_PRECISIONS
-) -> Scrubber:
-    """Kernel-free twin of :func:`hardware_explorer` for the online book."""
-    view = HardwareView(dpi=SCRUB_DPI)
-    _blit_frames(view)
-
-    def render(chip_name: str, precision: str) -> tuple[Any, str]:
-        return view.figure, view.update(chip_name, precision)
-
-    return Scrubber(
-        render,
-        [
-            control(
-                "chip_name",
-                [chip(n).name for n in chip_names],
-                label="chip",
-                initial="H100-SXM" if "H100-SXM" in chip_names else None,
-            ),
-            control(
-                "precision",
-                list(precisions),
-                label="precision",
-                initial="bf16" if "bf16" in precisions else None,
-            ),
-        ],
-        alt="A roofline (attainable FLOP/s against arithmetic intensity, log-log) and a bar "
-        "chart of dense peak FLOP/s per precision for the chosen chip; the ridge point is "
-        "marked where the sloped memory roof meets the flat compute roof.",
-    )
 
 
 # --- chapter 1: MFU calculator ----------------------------------------------------------------
@@ -229,11 +157,11 @@ MFU_REFERENCES = (
 )
 
 
-class MFUView:
+class _MFUView:
     """Tokens/s per chip and model size → model FLOP/s per chip → MFU against the dense peak."""
 
     def __init__(self, *, annotate: bool = True, dpi: int = LIVE_DPI) -> None:
-        self.figure = new_figure((FIGSIZE[0], 2.9), dpi=dpi)
+        self.figure = _new_figure((FIGSIZE[0], 2.9), dpi=dpi)
         self.annotate = annotate
         ax = self.figure.subplots()
         self.figure.subplots_adjust(left=0.05, right=0.97, bottom=0.2, top=0.8)
@@ -295,21 +223,21 @@ def mfu_calculator(
     """Live widget: model size and training throughput per chip → MFU, next to published runs."""
     widgets = _widgets()
     controls = {
-        "chip_name": control_widget(
+        "chip_name": _control_widget(
             widgets.Dropdown,
             "chip_name",
             options=_bf16_chip_options(),
-            value=chip_value(chip_name),
+            value=_chip_value(chip_name),
             description="chip",
         ),
-        "n_params": control_widget(
+        "n_params": _control_widget(
             widgets.SelectionSlider,
             "n_params",
             options=[(label, value) for label, value in MODEL_SIZES],
             value=n_params,
             description="model",
         ),
-        "tokens_per_s": control_widget(
+        "tokens_per_s": _control_widget(
             widgets.FloatLogSlider,
             "tokens_per_s",
             value=tokens_per_s,
@@ -321,7 +249,7 @@ def mfu_calculator(
             readout_format=".3g",
         ),
     }
-    view = MFUView(annotate=False)
+    view = _MFUView(annotate=False)
     explorer = Explorer(
         controls,
         lambda **values: _status(view.update(**values)),
@@ -332,48 +260,10 @@ def mfu_calculator(
     return explorer
 
 
-SCRUB_TOKENS_PER_S = (30, 100, 300, 1000, 3000, 10000, 30000, 100000)
-
-
-def mfu_scrubber(
-    chip_name: str = "H100-SXM", tokens_per_s: Sequence[float] = SCRUB_TOKENS_PER_S
-) -> Scrubber:
-    """Kernel-free twin of :func:`mfu_calculator` (one chip; model size × tokens/s)."""
-    view = MFUView(dpi=SCRUB_DPI)
-    _blit_frames(view)
-    name = chip(chip_name).name
-
-    def render(n_params: float, tokens_per_s: float) -> tuple[Any, str]:
-        return view.figure, view.update(name, n_params, tokens_per_s)
-
-    return Scrubber(
-        render,
-        [
-            control(
-                "n_params",
-                [v for _, v in MODEL_SIZES],
-                label="model parameters",
-                format=lambda v: f"{v / 1e9:g}B",
-                initial=70e9,
-            ),
-            control(
-                "tokens_per_s",
-                list(tokens_per_s),
-                label="tokens/s per chip",
-                format=lambda v: f"{v:,.0f}",
-                initial=1000,
-            ),
-        ],
-        alt=f"A horizontal bar showing the model FLOPs utilisation on an {name} for the chosen "
-        "model size and training throughput, against dashed lines for published runs "
-        "(Llama 3, DeepSeek-V3, SmolLM3, PaLM) and a band for measured matmul efficiency.",
-    )
-
-
 # --- chapter 2: roofline explorer ------------------------------------------------------------
 
 
-def operation(op: str, tokens: int, width: int, precision: str) -> cost.OpCost:
+def _operation(op: str, tokens: int, width: int, precision: str) -> cost.OpCost:
     """The cost model behind each choice of the roofline explorer.
 
     * ``matmul``: X[B, D] · W[D, F] with B = ``tokens`` and D = F = ``width``;
@@ -398,17 +288,17 @@ def _describe(op: str, tokens: int, width: int) -> str:
     return f"attention N={tokens}, {max(width // HEAD_DIM, 1)} heads × d={HEAD_DIM}"
 
 
-class RooflineView:
+class _RooflineView:
     """Chip × precision × operation → the operation's point on the roofline and its time bars."""
 
     def __init__(self, *, annotate: bool = True, dpi: int = LIVE_DPI) -> None:
-        self.figure = new_figure(FIGSIZE, dpi=dpi)
+        self.figure = _new_figure(FIGSIZE, dpi=dpi)
         left, right = self.figure.subplots(1, 2, gridspec_kw={"width_ratios": [1.55, 1]})
         self.figure.subplots_adjust(left=0.09, right=0.97, bottom=0.14, top=0.91, wspace=0.42)
-        self.roofline = plots.RooflinePanel(
+        self.roofline = plots._RooflinePanel(
             left, intensity_range=(0.03, 3e4), flops_range=(1e9, 3e16), annotate=annotate
         )
-        self.bars = plots.TimeBarsPanel(right, annotate=annotate)
+        self.bars = plots._TimeBarsPanel(right, annotate=annotate)
         self.bounds = None
 
     @property
@@ -423,7 +313,7 @@ class RooflineView:
             self.roofline.clear_roof(message)
             self.bars.clear(message)
             return f"{message} in the table; it has {', '.join(the_chip.precisions)}."
-        the_op = operation(op, tokens, width, precision)
+        the_op = _operation(op, tokens, width, precision)
         bounds = time_bounds(the_op, the_chip, precision)
         self.bounds = bounds
         self.roofline.set_roof(the_chip, precision)
@@ -435,7 +325,7 @@ class RooflineView:
             f"{_describe(op, tokens, width)} in {precision} on the {the_chip.name}: "
             f"{format_flops(the_op.flops)[:-2]}, {format_bytes(the_op.bytes)} moved, intensity "
             f"{bounds.intensity:.3g} FLOP/byte vs ridge point {bounds.ridge_point:.3g} → "
-            f"{plots.bound_in_words(bounds)}; at best "
+            f"{plots._bound_in_words(bounds)}; at best "
             f"{format_flops(bounds.attainable_flops_per_s)}."
         )
         if op == "matmul":
@@ -458,27 +348,27 @@ def roofline_explorer(
     """Live widget: chip × precision × operation; the point moves on the roofline as B moves."""
     widgets = _widgets()
     controls = {
-        "chip_name": control_widget(
-            widgets.Dropdown, "chip_name", options=_chip_options(), value=chip_value(chip_name),
+        "chip_name": _control_widget(
+            widgets.Dropdown, "chip_name", options=_chip_options(), value=_chip_value(chip_name),
             description="chip",
         ),
-        "precision": control_widget(
+        "precision": _control_widget(
             widgets.Dropdown, "precision", options=[(p, p) for p in PRECISIONS],
             value=precision, description="precision",
         ),
-        "op": control_widget(
+        "op": _control_widget(
             widgets.ToggleButtons, "op", options=[(o, o) for o in OPERATIONS], value=op
         ),
-        "tokens": control_widget(
+        "tokens": _control_widget(
             widgets.SelectionSlider, "tokens", options=[(str(t), t) for t in TOKENS],
             value=tokens, description="tokens B / N",
         ),
-        "width": control_widget(
+        "width": _control_widget(
             widgets.SelectionSlider, "width", options=[(str(w), w) for w in WIDTHS],
             value=width, description="D = F",
         ),
     }  # fmt: skip
-    view = RooflineView(annotate=False)
+    view = _RooflineView(annotate=False)
     explorer = Explorer(
         controls,
         lambda **values: _status(view.update(**values)),
@@ -500,50 +390,9 @@ def roofline_explorer(
     return explorer
 
 
-SCRUB_BATCHES = tuple(2**i for i in range(0, 14))
-SCRUB_MATH_PRECISIONS = ("fp32", "bf16", "fp8")
-
-
-def roofline_scrubber(
-    chip_name: str | Chip = "H100-SXM",
-    op: str = "matmul",
-    width: int = 8192,
-    batches: Sequence[int] = SCRUB_BATCHES,
-    precisions: Sequence[str] = SCRUB_MATH_PRECISIONS,
-) -> Scrubber:
-    """Kernel-free twin of :func:`roofline_explorer`: precision × batch for one chip and op."""
-    view = RooflineView(dpi=SCRUB_DPI)
-    _blit_frames(view)
-    name = chip(chip_name).name
-
-    def render(precision: str, tokens: int) -> tuple[Any, str]:
-        return view.figure, view.update(name, precision, op, tokens, width)
-
-    return Scrubber(
-        render,
-        [
-            control(
-                "precision",
-                list(precisions),
-                label="precision",
-                initial="bf16" if "bf16" in precisions else None,
-            ),
-            control(
-                "tokens",
-                list(batches),
-                label="token batch B",
-                initial=64 if 64 in batches else None,
-            ),
-        ],
-        alt=f"Roofline of the {name} with the {op} (D = F = {width}) drawn as a point at its "
-        "arithmetic intensity; as the batch grows the point slides up the sloped memory roof "
-        "to the flat compute roof. Beside it, bars compare T_math and T_comms.",
-    )
-
-
 # --- chapter 1: the online book's twins (Vega-Lite, drawn in the browser) ----------------------
 
-#: Axis ranges of :class:`HardwareView`'s panels (fixed in the live view, so they are here too).
+#: Axis ranges of :class:`_HardwareView`'s panels (fixed in the live view, so they are here too).
 HARDWARE_INTENSITY_RANGE = (0.1, 1e4)
 HARDWARE_FLOPS_RANGE = (1e9, 3e16)
 PEAK_FLOPS_RANGE = (1e10, 3e17)
@@ -555,12 +404,12 @@ def hardware_static(
 ) -> Any:
     """Static twin of :func:`hardware_explorer` (a :class:`gpuperf.vega.StaticExplorer`): every
     chip × every precision of the table, as in the live explorer. The roof, ridge and peak bars
-    are read from a :class:`HardwareView` after ``update``; the sentence under the figure is the
+    are read from a :class:`_HardwareView` after ``update``; the sentence under the figure is the
     live view's."""
     from ..vega import StaticExplorer
 
     alt = book_altair()
-    view = HardwareView(annotate=False)
+    view = _HardwareView(annotate=False)
     names = [value for _, value in _chip_options()]
     explorer = StaticExplorer(
         [
@@ -728,11 +577,11 @@ def mfu_static(
 ) -> Any:
     """Static twin of :func:`mfu_calculator` (a :class:`gpuperf.vega.StaticExplorer`): every
     chip with a BF16 rate × the five model sizes × :data:`MFU_TOKENS_PER_S`. The bar is read
-    from an :class:`MFUView` after ``update``; the sentence under it is the live view's."""
+    from an :class:`_MFUView` after ``update``; the sentence under it is the live view's."""
     from ..vega import StaticExplorer
 
     alt = book_altair()
-    view = MFUView(annotate=True)
+    view = _MFUView(annotate=True)
     explorer = StaticExplorer(
         [
             control(

@@ -20,10 +20,12 @@ live explorer                           static twin
 
 from __future__ import annotations
 
+from functools import cache
 from pathlib import Path
 from typing import Any
 
 from .. import plots
+from .._validate import file_path
 from ..hardware import chip
 from ..roofline import attainable_flops, critical_batch_size, time_bounds
 from ..runtime import require
@@ -32,8 +34,11 @@ from ..units import PRECISIONS, format_bytes, format_flops, format_seconds
 from ..vega import StaticExplorer, book_altair, book_figure
 
 __all__ = [
+    "attention_static",
     "colab_url",
+    "online_softmax_static",
     "roofline_static",
+    "wave_static",
 ]
 
 _COLAB = "https://colab.research.google.com/github/"
@@ -45,7 +50,8 @@ def colab_url(notebook: str, start: str | Path = ".") -> str:
     in ``start`` or a folder above it; ``""`` where there is none (e.g. inside Colab)."""
     if not isinstance(notebook, str) or not notebook.endswith(".ipynb"):
         raise ValueError(f"notebook={notebook!r} must be a repository path ending in .ipynb")
-    for folder in [Path(start).resolve(), *Path(start).resolve().parents]:
+    start = file_path("start", start).resolve()
+    for folder in [start, *start.parents]:
         config = folder / "_config.yml"
         if config.is_file():
             yaml = require("yaml", "pip install pyyaml")
@@ -84,7 +90,7 @@ def roofline_static(
     """Static twin of :func:`gpuperf.widgets.roofline.roofline_explorer`: chip × precision ×
     operation × tokens × width, the operation's point on the chip's roofline and its time
     bounds. The arguments are the initial control values."""
-    from .roofline import OPERATIONS, _chip_options, _describe, operation
+    from .roofline import OPERATIONS, _chip_options, _describe, _operation
 
     alt = book_altair()
     names = [value for _, value in _chip_options()]
@@ -132,9 +138,9 @@ def roofline_static(
         the_chip = chip(chip_name)
         if precision not in the_chip.precisions:
             return []
-        the_op = operation(op, tokens, width, precision)
+        the_op = _operation(op, tokens, width, precision)
         bounds = time_bounds(the_op, the_chip, precision)
-        verdict = plots.bound_in_words(bounds)
+        verdict = plots._bound_in_words(bounds)
         if op == "matmul":
             critical = critical_batch_size(the_chip, precision, d=width, f=width)
             verdict += (
@@ -252,11 +258,10 @@ def wave_static(
     """Static twin of :func:`gpuperf.widgets.tiles.wave_explorer`: N × tile × chip. The curve
     is the live view's sawtooth (every N from 256 to 8192, stored where it steps); N moves over
     :data:`WAVE_SIZES`."""
-    from .tiles import CHIPS, SIZES, TILE_SHAPES, WaveView
+    from .tiles import CHIPS, SIZES, TILE_SHAPES, _WaveView
 
     alt = book_altair()
     labels = {shape: label for label, shape in TILE_SHAPES}
-    view = WaveView(dpi=72)
     controls = [
         control("size", WAVE_SIZES, label="N", initial=size, format=lambda n: f"{n:,}"),
         control(
@@ -268,6 +273,7 @@ def wave_static(
         ),
         control("chip_name", CHIPS, label="chip", initial=chip_name),
     ]
+    view = _WaveView(dpi=72)
     explorer = StaticExplorer(
         controls,
         alt=(
@@ -330,10 +336,10 @@ def online_softmax_static(
     state (as the live view does when asked)."""
     import math
 
-    from .attention import BLOCK_SIZES, EXAMPLE_ROW, OnlineSoftmaxView
+    from .attention import BLOCK_SIZES, EXAMPLE_ROW, _OnlineSoftmaxView
 
     alt = book_altair()
-    view = OnlineSoftmaxView(EXAMPLE_ROW if row is None else row)
+    view = _OnlineSoftmaxView(EXAMPLE_ROW if row is None else row)
     n = view.row.size
     sizes = tuple(b for b in BLOCK_SIZES if b < n) or (1,)
     steps = tuple(range(math.ceil(n / min(sizes)) + 1))
@@ -481,11 +487,10 @@ def attention_static(
         HEAD_DIMS,
         SEQ_LENS,
         SRAM_CHOICES_KIB,
-        AttentionView,
+        _AttentionView,
     )
 
     alt = book_altair()
-    view = AttentionView()
     sram_labels = {0: "chip max/block", **{k: f"{k} KiB" for k in SRAM_CHOICES_KIB}}
     controls = [
         control("seq_len", SEQ_LENS, label="N", initial=seq_len, format=lambda n: f"{n:,}"),
@@ -496,9 +501,35 @@ def attention_static(
         ),
         control("precision", ATTENTION_PRECISIONS, label="precision", initial=precision),
     ]
+    view = _AttentionView()
 
-    def update(seq_len: int, head_dim: int, chip_name: str, sram_kib: int, precision: str):
-        return view.update(seq_len, head_dim, chip_name, sram_kib, precision)
+    kinds = ("standard", "FlashAttention-2", "FA-2, K/V re-reads hit L2")
+
+    @cache
+    def snapshot(
+        seq_len: int, head_dim: int, chip_name: str, sram_kib: int, precision: str
+    ) -> dict[str, Any]:
+        """The view after one update, as plain numbers: each combination is drawn once, and the
+        note, the points and the curves read the same update."""
+        status = view.update(seq_len, head_dim, chip_name, sram_kib, precision)
+        points = []
+        artists = (view.standard_point, view.flash_point, view.ideal_point)
+        for kind, artist in zip(kinds, artists, strict=True):
+            xs, ys = artist.get_data()
+            if len(xs):
+                points.append({"kind": kind, "x": float(xs[0]), "y": float(ys[0])})
+        curves = []
+        for kind, line in (
+            ("standard", view.standard_curve),
+            ("FlashAttention-1", view.flash1_curve),
+            ("FlashAttention-2", view.flash_curve),
+            ("FA-2, K/V re-reads hit L2", view.ideal_curve),
+        ):
+            xs, ys = line.get_data()
+            curves += [
+                {"kind": kind, "n": int(x), "bytes": float(y)} for x, y in zip(xs, ys, strict=True)
+            ]
+        return {"status": status, "points": points, "curves": curves}
 
     explorer = StaticExplorer(
         controls,
@@ -509,11 +540,10 @@ def attention_static(
             "head against sequence length for standard attention, FlashAttention-1 and -2, on "
             "log axes, with a grey line at the chosen N."
         ),
-        note=lambda **values: update(**values).replace("<br>", " · "),
+        note=lambda **values: snapshot(**values)["status"].replace("<br>", " · "),
         colab=colab,
         dropdowns=("head_dim", "sram_kib"),
     )
-    kinds = ("standard", "FlashAttention-2", "FA-2, K/V re-reads hit L2")
 
     def roof(chip_name: str, precision: str) -> list[dict[str, Any]]:
         the_chip = chip(chip_name)
@@ -525,29 +555,10 @@ def attention_static(
         return [{"x": x, "y": float(attainable_flops(x, the_chip, precision))} for x in xs]
 
     def points(**values: Any) -> list[dict[str, Any]]:
-        update(**values)
-        rows = []
-        artists = (view.standard_point, view.flash_point, view.ideal_point)
-        for kind, artist in zip(kinds, artists, strict=True):
-            xs, ys = artist.get_data()
-            if len(xs):
-                rows.append({"kind": kind, "x": float(xs[0]), "y": float(ys[0])})
-        return rows
+        return snapshot(**values)["points"]
 
     def curves(head_dim: int, chip_name: str, sram_kib: int, precision: str):
-        update(SEQ_LENS[0], head_dim, chip_name, sram_kib, precision)
-        rows = []
-        for kind, line in (
-            ("standard", view.standard_curve),
-            ("FlashAttention-1", view.flash1_curve),
-            ("FlashAttention-2", view.flash_curve),
-            ("FA-2, K/V re-reads hit L2", view.ideal_curve),
-        ):
-            xs, ys = line.get_data()
-            rows += [
-                {"kind": kind, "n": int(x), "bytes": float(y)} for x, y in zip(xs, ys, strict=True)
-            ]
-        return rows
+        return snapshot(SEQ_LENS[0], head_dim, chip_name, sram_kib, precision)["curves"]
 
     def chosen(seq_len: int) -> dict[str, Any]:
         return {"n": seq_len}

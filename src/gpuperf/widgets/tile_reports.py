@@ -28,8 +28,29 @@ that do not fit have ``None`` numbers and an explanation.
 # ruff: noqa: E501  (the generated table below has one long line per tile)
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
-from typing import NamedTuple
+from typing import Any
+
+from .._validate import file_path, name_string, optional, positive_float, positive_int, show
+from ..hardware import chip as find_chip
+from ..inspect import target_of
+from ..tiling import occupancy
+
+__all__ = [
+    "BLOCKS_K",
+    "BLOCKS_MN",
+    "DTYPE",
+    "NUM_STAGES",
+    "NUM_WARPS",
+    "REPORTS",
+    "TARGETS",
+    "TRITON_VERSION",
+    "TileReport",
+    "ctas_per_sm",
+    "regenerate",
+    "tile_report",
+]
 
 #: The slider values (powers of two ≥ 16, the smallest ``tl.dot`` tile).
 BLOCKS_MN = (32, 64, 128, 256)
@@ -40,7 +61,8 @@ NUM_WARPS = 4
 NUM_STAGES = 3
 
 
-class TileReport(NamedTuple):
+@dataclass(frozen=True)
+class TileReport:
     """One compiled tile configuration (``None`` fields: it did not fit or compile)."""
 
     shared_memory_bytes: int | None
@@ -51,18 +73,48 @@ class TileReport(NamedTuple):
     tensor_core_instruction: str
     explanation: str
 
+    def __post_init__(self) -> None:
+        for name in ("shared_memory_bytes", "registers_per_thread", "spill_bytes"):
+            optional(name, getattr(self, name), positive_int, minimum=0)
+        optional("occupancy", self.occupancy, positive_float, allow_zero=True, maximum=1.0)
+        optional("limited_by", self.limited_by, name_string)
+        for name in ("tensor_core_instruction", "explanation"):
+            if not isinstance(getattr(self, name), str):
+                raise TypeError(f"{name}={show(getattr(self, name))} must be a string")
+        if self.shared_memory_bytes is None and not self.explanation:
+            raise ValueError(
+                "a tile that did not fit (shared_memory_bytes=None) needs an explanation"
+            )
+
     @property
     def fits(self) -> bool:
         return self.shared_memory_bytes is not None
 
+    @classmethod
+    def from_report(cls, report: Any) -> TileReport:
+        """A fresh :class:`~gpuperf.inspect.CompileReport` as the table stores it, to compare
+        with :func:`tile_report` (the table is only as good as this equality)."""
+        if not all(hasattr(report, name) for name in _REPORT_FIELDS):
+            raise TypeError(
+                f"report={report!r} must be a gpuperf.inspect.CompileReport (needs "
+                f"{', '.join(_REPORT_FIELDS)})"
+            )
+        return cls(*_entry(report))
+
+
+_BLOCKS = ("block_m", "block_n", "block_k")
+
 
 def tile_report(target: str, block_m: int, block_n: int, block_k: int) -> TileReport:
     """The stored compile result for one slider position; ``KeyError`` names the valid grid."""
-    key = (target, int(block_m), int(block_n), int(block_k))
-    if key not in REPORTS:
+    sizes = (block_m, block_n, block_k)
+    blocks = tuple(positive_int(n, b) for n, b in zip(_BLOCKS, sizes, strict=True))
+    key = (target, *blocks)
+    if not isinstance(target, str) or key not in REPORTS:
         raise KeyError(
-            f"no stored compile for {key}: targets {TARGETS}, BLOCK_M/BLOCK_N in {BLOCKS_MN}, "
-            f"BLOCK_K in {BLOCKS_K}; call gpuperf.inspect.compile_kernel for other tiles"
+            f"target={target!r}, block_m, block_n, block_k={blocks}: no stored compile; targets "
+            f"{TARGETS}, BLOCK_M/BLOCK_N in {BLOCKS_MN}, BLOCK_K in {BLOCKS_K}; call "
+            "gpuperf.inspect.compile_kernel for other tiles"
         )
     return TileReport(*REPORTS[key])
 
@@ -75,10 +127,6 @@ def ctas_per_sm(chip: str, block_m: int, block_n: int, block_k: int) -> int | No
     target; ``None`` for a tile that was not compiled or does not fit. This is what
     :func:`gpuperf.tiling.l2_levels` takes as ``ctas_per_sm``: a wave is SMs × this many tiles.
     """
-    from ..hardware import chip as find_chip
-    from ..tiling import occupancy
-    from .tiles import target_of
-
     found = find_chip(chip)
     report = tile_report(target_of(found.name), block_m, block_n, block_k)
     if not report.fits or report.registers_per_thread is None:
@@ -88,7 +136,7 @@ def ctas_per_sm(chip: str, block_m: int, block_n: int, block_k: int) -> int | No
     return occ.blocks_per_sm
 
 
-def requests() -> list[dict]:
+def _requests() -> list[dict]:
     """The :func:`gpuperf.inspect.compile_many` requests for the whole grid."""
     return [
         dict(
@@ -108,7 +156,21 @@ def requests() -> list[dict]:
     ]
 
 
-def entry(report) -> tuple:
+_REPORT_FIELDS = (
+    "compiled",
+    "fits",
+    "tensor_cores",
+    "tensor_core_instructions",
+    "occupancy",
+    "shared_memory_bytes",
+    "registers_per_thread",
+    "spill_bytes",
+    "limited_by",
+    "explanation",
+)
+
+
+def _entry(report: Any) -> tuple:
     """A :class:`~gpuperf.inspect.CompileReport` as a stored tuple."""
     ok = report.compiled and report.fits
     tc = report.tensor_core_instructions[0] if report.tensor_cores else ""
@@ -128,13 +190,14 @@ def regenerate(path: str | Path | None = None) -> int:  # pragma: no cover - off
     """Compile the grid (minutes, cached by gpuperf.inspect) and rewrite this module's table."""
     from .. import inspect as gi
 
-    reports = gi.compile_many(requests())
+    path = file_path("path", path, default=__file__)
+
+    reports = gi.compile_many(_requests())
     lines = []
-    for request, report in zip(requests(), reports, strict=True):
+    for request, report in zip(_requests(), reports, strict=True):
         key = (request["target"], request["BLOCK_M"], request["BLOCK_N"], request["BLOCK_K"])
-        lines.append(f"    {key!r}: {entry(report)!r},")
+        lines.append(f"    {key!r}: {_entry(report)!r},")
     version = reports[0].triton_version
-    path = Path(path or __file__)
     text = path.read_text(encoding="utf-8")
     head = text.split(_MARKER)[0]
     body = (

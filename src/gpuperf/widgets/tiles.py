@@ -14,9 +14,8 @@ over the limit), it shows the course model's three full stages
 wave efficiency (:func:`gpuperf.tiling.wave_efficiency_curve`,
 :func:`gpuperf.tiling.wave_quantization`): 2048 → 2049 adds a row and a column and a whole wave.
 
-Each explorer has a kernel-free twin (``*_scrubber``) drawn by the same view class, and
 :func:`tiling_static` is the online book's client-side figure of :func:`tiling_explorer` (every
-value of its four controls, rows read from :class:`TilingView` at build time).
+value of its four controls, rows read from :class:`_TilingView` at build time).
 """
 
 from __future__ import annotations
@@ -28,26 +27,21 @@ import numpy as np
 
 from .. import plots, tiling
 from ..hardware import chip
-from ..inspect import TARGETS as INSPECT_TARGETS
+from ..inspect import target_of
 from ..roofline import attainable_flops
 from ..runtime import require
-from ..scrub import Scrubber, control
+from ..scrub import control
 from ..units import format_flops
 from ..vega import StaticExplorer, book_altair, book_figure
 from . import tile_reports
-from .live import Explorer, chip_value, control_widget, new_figure
+from .live import Explorer, _chip_value, _control_widget, _new_figure
 from .tricks import CHIPS
 
 __all__ = [
     "TILE_SHAPES",
-    "TilingView",
-    "WaveView",
-    "target_of",
     "tiling_explorer",
-    "tiling_scrubber",
     "tiling_static",
     "wave_explorer",
-    "wave_scrubber",
 ]
 
 MATMUL_SIZE = 4096
@@ -56,24 +50,15 @@ _INTENSITY = (0.2, 2e3)
 _FLOPS = (1e11, 2e15)
 
 
-def target_of(chip_name: str) -> str:
-    """The compile target (``sm_80``) of a chip in :data:`gpuperf.inspect.TARGETS`."""
-    name = chip(chip_name).name
-    for target, (target_chip, _) in INSPECT_TARGETS.items():
-        if chip(target_chip).name == name:
-            return target
-    raise ValueError(f"no compile target for {name}; known: {list(INSPECT_TARGETS)}")
-
-
-class TilingView:
+class _TilingView:
     """Roofline with the tiled matmul's point (top) and a shared-memory gauge (bottom)."""
 
     def __init__(self, *, figsize: tuple[float, float] = (6.4, 4.4), dpi: int = 80) -> None:
-        self.figure = figure = new_figure(figsize, dpi)
+        self.figure = figure = _new_figure(figsize, dpi)
         top, bottom = figure.subplots(2, 1, height_ratios=(4, 1))
         figure.subplots_adjust(left=0.13, right=0.97, top=0.93, bottom=0.1, hspace=0.45)
         # Chapter 2's roofline panel draws the roof, ridge, regions and the (red) tiled point.
-        self.panel = plots.RooflinePanel(
+        self.panel = plots._RooflinePanel(
             top, intensity_range=_INTENSITY, flops_range=_FLOPS, annotate=False
         )
         self.roof, self.point = self.panel.roof, self.panel.point
@@ -82,7 +67,7 @@ class TilingView:
         top.legend(loc="lower right", fontsize=8)
         top.set_title(f"{MATMUL_SIZE}³ {PRECISION} matmul on the roofline", fontsize=9)
         # The gauge's text stays empty: per-step text costs ~10 ms to draw; the status says it.
-        self.bar, self.gauge_text = plots.draw_smem_gauge(bottom)
+        self.bar, self.gauge_text = plots._draw_smem_gauge(bottom)
         bottom.set_xlabel(
             "shared memory / limit per block: compiler's bytes (solid), "
             f"else model, {tile_reports.NUM_STAGES} full stages (hatched)",
@@ -117,7 +102,7 @@ class TilingView:
                 f"gauge: model, {tile_reports.NUM_STAGES} full stages = "
                 f"{model.shared_memory_bytes / 1024:g} KiB (not compiled)"
             )
-        plots.set_smem_gauge(self.bar, self.gauge_text, budget)
+        plots._set_smem_gauge(self.bar, self.gauge_text, budget)
         self.bar.set_hatch("" if report.fits else "//")
         self.gauge_text.set_text("")
         self.last = {
@@ -160,7 +145,7 @@ def tiling_explorer(
     widgets = require("ipywidgets", "pip install ipywidgets")
 
     def slider(name: str, label: str, values: tuple[int, ...], value: int) -> Any:
-        return control_widget(
+        return _control_widget(
             widgets.SelectionSlider,
             name,
             options=[(str(v), v) for v in values],
@@ -172,37 +157,17 @@ def tiling_explorer(
         "block_m": slider("block_m", "BLOCK_M", tile_reports.BLOCKS_MN, block_m),
         "block_n": slider("block_n", "BLOCK_N", tile_reports.BLOCKS_MN, block_n),
         "block_k": slider("block_k", "BLOCK_K", tile_reports.BLOCKS_K, block_k),
-        "chip_name": control_widget(
+        "chip_name": _control_widget(
             widgets.Dropdown,
             "chip_name",
             options=[(c, c) for c in CHIPS],
-            value=chip_value(chip_name),
+            value=_chip_value(chip_name),
             description="chip",
         ),
     }
-    view = TilingView()
+    view = _TilingView()
     return Explorer.for_view(
         view, controls, title="Tiling: bigger tiles, more reuse, more shared memory"
-    )
-
-
-def tiling_scrubber() -> Scrubber:
-    """Kernel-free twin of :func:`tiling_explorer` (3 × 3 × 2 tiles × 3 chips = 54 frames)."""
-    view = TilingView(dpi=72)
-    return Scrubber(
-        view.render,
-        [
-            control("block_m", (64, 128, 256), label="BLOCK_M"),
-            control("block_n", (64, 128, 256), label="BLOCK_N"),
-            control("block_k", (32, 64), label="BLOCK_K"),
-            control("chip_name", CHIPS, label="chip", initial="A100-80GB"),
-        ],
-        alt=(
-            "Roofline of the chosen chip in fp16 with a 4096³ matmul as a red point at the tiled "
-            "intensity and a grey cross for the untiled kernel; below, a gauge of the shared "
-            "memory the compiled kernel allocates against the chip's per-block limit, or, "
-            "hatched, the course model's three full stages for a tile that was not compiled."
-        ),
     )
 
 
@@ -218,19 +183,19 @@ def tiling_static(
     """Static twin of :func:`tiling_explorer` for the online book (a
     :class:`gpuperf.vega.StaticExplorer`): BLOCK_M × BLOCK_N × BLOCK_K × chip, every value the
     live sliders offer (:data:`tile_reports.BLOCKS_MN`, :data:`tile_reports.BLOCKS_K`,
-    :data:`CHIPS`; 144 tiles and chips). Every plotted number is read from a :class:`TilingView`
+    :data:`CHIPS`; 144 tiles and chips). Every plotted number is read from a :class:`_TilingView`
     after its ``update`` — the roof, the tiled point, the naive cross, the gauge's width — and
     the line under the figure is the live status line. The arguments are the initial values."""
     from matplotlib.colors import to_hex
 
     alt = book_altair()
-    view = TilingView(dpi=72)
     controls = [
         control("block_m", tile_reports.BLOCKS_MN, label="BLOCK_M", initial=block_m),
         control("block_n", tile_reports.BLOCKS_MN, label="BLOCK_N", initial=block_n),
         control("block_k", tile_reports.BLOCKS_K, label="BLOCK_K", initial=block_k),
-        control("chip_name", CHIPS, label="chip", initial=chip_value(chip_name)),
+        control("chip_name", CHIPS, label="chip", initial=_chip_value(chip_name)),
     ]
+    view = _TilingView(dpi=72)
     explorer = StaticExplorer(
         controls,
         alt=(
@@ -363,11 +328,11 @@ TILE_SHAPES: tuple[tuple[str, tuple[int, int]], ...] = (
 SIZES = np.arange(256, 8192 + 1)
 
 
-class WaveView:
+class _WaveView:
     """The sawtooth of wave efficiency against N, with a marker at the chosen N."""
 
     def __init__(self, *, figsize: tuple[float, float] = (7.2, 3.2), dpi: int = 80) -> None:
-        self.figure = figure = new_figure(figsize, dpi)
+        self.figure = figure = _new_figure(figsize, dpi)
         ax = figure.subplots()
         figure.subplots_adjust(left=0.09, right=0.97, top=0.88, bottom=0.14)
         ax.set_xlim(SIZES[0], SIZES[-1])
@@ -375,7 +340,7 @@ class WaveView:
         ax.set_xlabel("matrix size N (N × N output)")
         ax.set_ylabel("wave efficiency")
         ax.grid(True, alpha=0.3)
-        self.curve = plots.draw_sawtooth(ax, SIZES, np.ones_like(SIZES, dtype=float))
+        self.curve = plots._draw_sawtooth(ax, SIZES, np.ones_like(SIZES, dtype=float))
         (self.marker,) = ax.plot([], [], "o", color="tab:red", ms=9, mec="black")
         (self.vline,) = ax.plot([], [], color="tab:red", lw=0.8, ls=":")
         ax.set_title("wave efficiency = tiles / (waves × SMs)", fontsize=9)
@@ -410,41 +375,19 @@ def wave_explorer(
     """Size × tile × chip → where N sits on the sawtooth, tiles and waves."""
     widgets = require("ipywidgets", "pip install ipywidgets")
     controls = {
-        "size": control_widget(
+        "size": _control_widget(
             widgets.IntSlider, "size", value=size, min=int(SIZES[0]), max=int(SIZES[-1]),
             step=1, description="N",
         ),
-        "tile": control_widget(
+        "tile": _control_widget(
             widgets.Dropdown, "tile", options=list(TILE_SHAPES), value=tile, description="tile"
         ),
-        "chip_name": control_widget(
+        "chip_name": _control_widget(
             widgets.Dropdown, "chip_name", options=[(c, c) for c in CHIPS],
-            value=chip_value(chip_name), description="chip",
+            value=_chip_value(chip_name), description="chip",
         ),
     }  # fmt: skip
-    view = WaveView()
+    view = _WaveView()
     return Explorer.for_view(
         view, controls, title="Wave quantization: one more row can cost a whole wave"
-    )
-
-
-#: Sizes offered by the scrubber: around the 2048/2049 step and a few others.
-SCRUB_SIZES: tuple[int, ...] = (1024, 1536, 2048, 2049, 2304, 3072, 4096, 4097, 6144, 8192)
-
-
-def wave_scrubber() -> Scrubber:
-    """Kernel-free twin of :func:`wave_explorer` (10 sizes × 2 tiles × 3 chips = 60 frames)."""
-    view = WaveView(dpi=72)
-    labels = {shape: label for label, shape in TILE_SHAPES}
-    return Scrubber(
-        view.render,
-        [
-            control("size", SCRUB_SIZES, label="N", initial=2048),
-            control("tile", ((256, 128), (128, 128)), label="tile", format=labels.get),
-            control("chip_name", CHIPS, label="chip", initial="H100-SXM"),
-        ],
-        alt=(
-            "Step plot of wave efficiency against matrix size N for the chosen tile and chip, "
-            "with a red marker at the chosen N."
-        ),
     )

@@ -8,37 +8,35 @@ Tensor Cores' rate for that precision moves the *roof* up. Numbers come from
 
 :func:`coalescing_explorer` draws the bytes one warp's load touches when lane i reads element
 ``offset + i·stride``: requested bytes in blue, bytes fetched with them but never used in orange
-(:func:`gpuperf.memory.coalescing`, drawn by :func:`gpuperf.plots.draw_coalescing`).
+(:func:`gpuperf.memory.coalescing`, drawn by :func:`gpuperf.plots._draw_coalescing`).
 
-Each explorer has a kernel-free twin (``*_scrubber``) drawn by the same view class, and
 :func:`coalescing_static` is the online book's client-side figure of :func:`coalescing_explorer`
-(its byte map read from :class:`CoalescingView` at build time), :func:`precision_static` that of
-:func:`precision_explorer` (roof, ridge and points read from :class:`PrecisionView`).
+(its byte map read from :class:`_CoalescingView` at build time), :func:`precision_static` that of
+:func:`precision_explorer` (roof, ridge and points read from :class:`_PrecisionView`).
 The tiling and wave-quantization explorers live in :mod:`gpuperf.widgets.tiles`.
 """
 
 from __future__ import annotations
 
+from functools import cache
 from typing import Any
+
+import numpy as np
 
 from .. import cost, memory, plots
 from ..hardware import chip
 from ..roofline import attainable_flops, time_bounds
 from ..runtime import require
-from ..scrub import Scrubber, control
+from ..scrub import control
 from ..units import format_bytes, format_flops, format_seconds
 from ..vega import StaticExplorer, book_altair, book_figure
-from .live import Explorer, chip_value, control_widget, new_figure
+from .live import Explorer, _chip_value, _control_widget, _new_figure
 
 __all__ = [
     "CHIPS",
-    "CoalescingView",
-    "PrecisionView",
     "coalescing_explorer",
-    "coalescing_scrubber",
     "coalescing_static",
     "precision_explorer",
-    "precision_scrubber",
     "precision_static",
 ]
 
@@ -58,7 +56,7 @@ _MARKERS = ("o", "s", "^", "v", "D")
 _FLOPS = (1e10, 1e16)
 
 
-def operation_cost(op: str, precision: str) -> cost.OpCost:
+def _operation_cost(op: str, precision: str) -> cost.OpCost:
     """The OpCost the precision explorer plots (calculators only)."""
     if op == "relu":
         return cost.elementwise(RELU_ELEMENTS, precision, flops_per_element=1, name="ReLU")
@@ -67,7 +65,7 @@ def operation_cost(op: str, precision: str) -> cost.OpCost:
     raise ValueError(f"op={op!r} must be one of {[key for _, key in OPERATIONS]}")
 
 
-class PrecisionView:
+class _PrecisionView:
     """One chip's roofline at the chosen precision, with the operation's point on it.
 
     Faint points show the same operation at every precision the chip supports, so the move is
@@ -75,11 +73,11 @@ class PrecisionView:
     """
 
     def __init__(self, *, figsize: tuple[float, float] = (6.4, 3.6), dpi: int = 80) -> None:
-        self.figure = figure = new_figure(figsize, dpi)
+        self.figure = figure = _new_figure(figsize, dpi)
         ax = figure.subplots()
         figure.subplots_adjust(left=0.12, right=0.97, top=0.9, bottom=0.14)
         # The roofline drawing is chapter 2's panel (roof, ridge, shaded regions, red point).
-        self.panel = plots.RooflinePanel(
+        self.panel = plots._RooflinePanel(
             ax, intensity_range=_INTENSITY, flops_range=_FLOPS, annotate=False
         )
         self.roof, self.point = self.panel.roof, self.panel.point
@@ -111,7 +109,7 @@ class PrecisionView:
         supported = [p for p in PRECISIONS if p in the_chip.precisions]
         for p, marker in self.others.items():
             if p in supported:
-                c = operation_cost(op, p)
+                c = _operation_cost(op, p)
                 marker.set_data([c.intensity], [float(attainable_flops(c.intensity, the_chip, p))])
             else:
                 marker.set_data([], [])
@@ -122,7 +120,7 @@ class PrecisionView:
                 f"{the_chip.name} cannot compute in {precision} (it supports "
                 f"{', '.join(supported)}): pick another precision or chip."
             )
-        c = operation_cost(op, precision)
+        c = _operation_cost(op, precision)
         bounds = time_bounds(c, the_chip, precision)
         y = bounds.attainable_flops_per_s
         ridge = self.panel.set_roof(the_chip, precision)
@@ -145,43 +143,21 @@ def precision_explorer(
     """Chip × precision × operation → the roof and the point move on the roofline."""
     widgets = require("ipywidgets", "pip install ipywidgets")
     controls = {
-        "chip_name": control_widget(
+        "chip_name": _control_widget(
             widgets.Dropdown, "chip_name", options=[(c, c) for c in CHIPS],
-            value=chip_value(chip_name), description="chip",
+            value=_chip_value(chip_name), description="chip",
         ),
-        "precision": control_widget(
+        "precision": _control_widget(
             widgets.ToggleButtons, "precision", options=[(p, p) for p in PRECISIONS],
             value=precision, description="precision",
         ),
-        "op": control_widget(
+        "op": _control_widget(
             widgets.Dropdown, "op", options=list(OPERATIONS), value=op, description="operation"
         ),
     }  # fmt: skip
-    view = PrecisionView()
+    view = _PrecisionView()
     return Explorer.for_view(
         view, controls, title="Low precision: the point and the roof both move"
-    )
-
-
-def precision_scrubber() -> Scrubber:
-    """Kernel-free twin of :func:`precision_explorer` (3 chips × 5 precisions × 2 ops)."""
-    view = PrecisionView(dpi=72)
-    return Scrubber(
-        view.render,
-        [
-            control("chip_name", CHIPS, label="chip", initial="H100-SXM"),
-            control("precision", PRECISIONS, label="precision"),
-            control(
-                "op",
-                [key for _, key in OPERATIONS],
-                label="operation",
-                format=dict((k, lbl) for lbl, k in OPERATIONS).get,
-            ),
-        ],
-        alt=(
-            "Log-log roofline of the chosen chip at the chosen precision with ReLU or a 4096³ "
-            "matmul as a red point; grey points show the same operation at the other precisions."
-        ),
     )
 
 
@@ -194,21 +170,21 @@ ELEMENT_BYTES: tuple[int, ...] = memory.ELEMENT_BYTES
 LINES_DRAWN = 16
 
 
-class CoalescingView:
+class _CoalescingView:
     """The byte map of one warp's load; an animated image on fixed axes."""
 
     def __init__(self, *, figsize: tuple[float, float] = (6.0, 3.6), dpi: int = 80) -> None:
-        self.figure = figure = new_figure(figsize, dpi)
+        self.figure = figure = _new_figure(figsize, dpi)
         ax = figure.subplots()
         figure.subplots_adjust(left=0.11, right=0.97, top=0.86, bottom=0.13)
-        self.image = plots.draw_coalescing(ax, memory.coalescing(), LINES_DRAWN)
+        self.image = plots._draw_coalescing(ax, memory.coalescing(), LINES_DRAWN)
         ax.set_title("one warp's load: requested (blue), fetched but unused (orange)", fontsize=9)
         self.animated = [self.image]
         self.last: memory.Coalescing | None = None
 
     def update(self, stride: int, offset: int, element_bytes: int) -> str:
         result = memory.coalescing(stride, offset, element_bytes)
-        self.image.set_data(plots.coalescing_grid(result, LINES_DRAWN))
+        self.image.set_data(plots._coalescing_grid(result, LINES_DRAWN))
         self.last = result
         beyond = sum(1 for s in result.sectors if s * result.sector_bytes >= LINES_DRAWN * 128)
         hidden = f" ({beyond} of them beyond the 2 KiB drawn)" if beyond else ""
@@ -227,38 +203,21 @@ def coalescing_explorer(stride: int = 1, offset: int = 0, element_bytes: int = 4
     """Stride × offset × element size → the sectors one warp's load fetches."""
     widgets = require("ipywidgets", "pip install ipywidgets")
     controls = {
-        "stride": control_widget(
+        "stride": _control_widget(
             widgets.SelectionSlider, "stride", options=[(str(s), s) for s in STRIDES],
             value=stride, description="stride",
         ),
-        "offset": control_widget(
+        "offset": _control_widget(
             widgets.IntSlider, "offset", value=offset, min=0, max=32, description="offset"
         ),
-        "element_bytes": control_widget(
+        "element_bytes": _control_widget(
             widgets.Dropdown, "element_bytes", options=[(f"{b} B", b) for b in ELEMENT_BYTES],
             value=element_bytes, description="element",
         ),
     }  # fmt: skip
-    view = CoalescingView()
+    view = _CoalescingView()
     return Explorer.for_view(
         view, controls, title="Coalescing: which bytes does one warp's load move?"
-    )
-
-
-def coalescing_scrubber() -> Scrubber:
-    """Kernel-free twin of :func:`coalescing_explorer` (5 strides × 4 offsets × 2 sizes)."""
-    view = CoalescingView(dpi=72)
-    return Scrubber(
-        view.render,
-        [
-            control("stride", (1, 2, 4, 8, 32), label="stride"),
-            control("offset", (0, 1, 4, 8), label="offset"),
-            control("element_bytes", (4, 2), label="element bytes", format=lambda b: f"{b} B"),
-        ],
-        alt=(
-            "Byte map of 32 cache lines of 128 bytes: bytes the warp asked for in blue, bytes "
-            "fetched with them but unused in orange, untouched bytes in light grey."
-        ),
     )
 
 
@@ -272,16 +231,15 @@ _FETCHED, _REQUESTED = "fetched, unused", "requested"
 def _byte_runs(grid: Any, states: tuple[int, ...]) -> list[dict[str, Any]]:
     """Runs of bytes whose state is in ``states`` in a byte map (rows: cache lines), one row per
     run: ``line`` and bytes ``x0`` ≤ b < ``x1``."""
+    inside = np.isin(np.ma.getdata(grid).astype(int), states)  # (lines, bytes), plain booleans
+    # a run starts where a byte is in and the one before is not; it ends where that flips back
+    edges = np.diff(np.pad(inside.astype(np.int8), ((0, 0), (1, 1))), axis=1)
     rows = []
-    for line, row in enumerate(grid):
-        inside = [int(v) in states for v in row]
-        start = None
-        for b, yes in enumerate([*inside, False]):
-            if yes and start is None:
-                start = b
-            elif not yes and start is not None:
-                rows.append({"line": line, "x0": start, "x1": b})
-                start = None
+    for line, row in enumerate(edges):
+        starts, stops = np.flatnonzero(row == 1), np.flatnonzero(row == -1)
+        rows += [
+            {"line": line, "x0": int(a), "x1": int(b)} for a, b in zip(starts, stops, strict=True)
+        ]
     return rows
 
 
@@ -299,7 +257,6 @@ def coalescing_static(
     from matplotlib.colors import to_hex
 
     alt = book_altair()
-    view = CoalescingView(dpi=72)
     controls = [
         control("stride", STRIDES, label="stride", initial=stride),
         control("offset", STATIC_OFFSETS, label="offset", initial=offset),
@@ -311,6 +268,21 @@ def coalescing_static(
             format=lambda b: f"{b} B",
         ),
     ]
+    view = _CoalescingView(dpi=72)
+
+    @cache
+    def snapshot(stride: int, offset: int, element_bytes: int) -> dict[str, Any]:
+        """The view after one update: each combination drawn once, read by the note and both
+        layers. Every fetched byte (orange) lies under the requested ones (blue): half the rows
+        of one run per colour change when small elements alternate with gaps."""
+        status = view.update(stride, offset, element_bytes)
+        grid = view.image.get_array()
+        return {
+            "status": status,
+            "fetched": _byte_runs(grid, (plots._BYTE_WASTED, plots._BYTE_USED)),
+            "requested": _byte_runs(grid, (plots._BYTE_USED,)),
+        }
+
     explorer = StaticExplorer(
         controls,
         alt=(
@@ -318,20 +290,16 @@ def coalescing_static(
             "warp asked for in blue, bytes fetched with them in the same 32-byte sectors but "
             "unused in orange, untouched bytes in light grey."
         ),
-        note=lambda **values: view.update(**values),
+        note=lambda **values: snapshot(**values)["status"],
         colab=colab,
         dropdowns=("element_bytes",),
     )
 
-    # Every fetched byte (orange) under the requested ones (blue): half the rows of one run
-    # per colour change when small elements alternate with gaps.
     def fetched(**values: Any) -> list[dict[str, Any]]:
-        view.update(**values)
-        return _byte_runs(view.image.get_array(), (plots.BYTE_WASTED, plots.BYTE_USED))
+        return snapshot(**values)["fetched"]
 
     def requested(**values: Any) -> list[dict[str, Any]]:
-        view.update(**values)
-        return _byte_runs(view.image.get_array(), (plots.BYTE_USED,))
+        return snapshot(**values)["requested"]
 
     first = memory.coalescing()
     line_bytes, sector_bytes = first.line_bytes, first.sector_bytes
@@ -400,11 +368,11 @@ def precision_static(
     """Static twin of :func:`precision_explorer` for the online book (a
     :class:`gpuperf.vega.StaticExplorer`): every chip (:data:`CHIPS`), precision
     (:data:`PRECISIONS`) and operation of the live controls. The roof, the ridge, the shaded
-    regions, the grey markers and the red point are read from a :class:`PrecisionView` after its
+    regions, the grey markers and the red point are read from a :class:`_PrecisionView` after its
     ``update``; the line under the figure is the live status line. The arguments are the initial
     values."""
     alt = book_altair()
-    view = PrecisionView(dpi=72)
+    view = _PrecisionView(dpi=72)
     labels = dict((key, label) for label, key in OPERATIONS)
     explorer = StaticExplorer(
         [
