@@ -105,7 +105,7 @@ def test_the_report_gives_each_explorer_and_the_machine(bench):
         "environment": {
             "cpu": "test CPU", "cpu_count": 2, "usable_cpus": 2, "python": "3.11.7",
             "kernel_executable": "python", "ipywidgets": "7.7.1", "matplotlib": "3.10.0",
-            "numpy": "2.0.2",
+            "numpy": "2.0.2", "gpuperf": "/src",
         },
         "load_before": (1.0, 1.0, 1.0),
         "load_after": (1.5, 1.0, 1.0),

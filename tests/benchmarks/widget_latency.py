@@ -16,8 +16,9 @@ separately. The thread's CPU time per step is printed too, since wall time grows
 processes share the CPU, and so is the load average before and after.
 
 Run: ``python tests/benchmarks/widget_latency.py`` (``--values N`` values per control, ``--only
-NAME`` for some explorers, ``--profile`` for each explorer's ten costliest functions, ``--json``
-for the raw results). The exit status is 1 when an explorer is over the bar.
+NAME`` for some explorers, ``--profile`` for each explorer's ten costliest functions, ``--src
+DIR`` to measure another checkout's ``src/`` before and after a change, ``--json`` for the raw
+results). The exit status is 1 when an explorer is over the bar.
 """
 
 from __future__ import annotations
@@ -136,6 +137,7 @@ def _environment() -> dict[str, Any]:
         "python": platform.python_version(),
         "kernel_executable": sys.executable,
         "kernel_prefix": sys.prefix,
+        "gpuperf": str(Path(importlib.import_module("gpuperf").__file__).parent.parent),
         "ipywidgets": ipywidgets.__version__,
         "matplotlib": matplotlib.__version__,
         "numpy": numpy.__version__,
@@ -204,14 +206,16 @@ def measure(
     only: list[str] | None = None,
     profile: bool = False,
     timeout_s: int = 1200,
+    src: Path = SRC,
 ) -> dict[str, Any]:
-    """Run :func:`run` in a fresh IPython kernel of this Python and return its results."""
+    """Run :func:`run` in a fresh IPython kernel of this Python, with the ``gpuperf`` under
+    ``src``, and return its results."""
     import nbformat
     from nbclient import NotebookClient
 
     code = (
         "import json, sys\n"
-        f"sys.path[:0] = [{str(SRC)!r}, {str(HERE)!r}]\n"
+        f"sys.path[:0] = [{str(src)!r}, {str(HERE)!r}]\n"
         "import widget_latency\n"
         f"print(json.dumps(widget_latency.run({n!r}, {only!r}, profile={profile!r})))\n"
     )
@@ -250,7 +254,7 @@ def report(results: dict[str, Any]) -> tuple[str, bool]:
             "{:.2f} {:.2f} {:.2f}".format(*results[k]) for k in ("load_before", "load_after")
         ),
         f"python {env['python']} ({env['kernel_executable']}), ipywidgets {env['ipywidgets']}, "
-        f"matplotlib {env['matplotlib']}, numpy {env['numpy']}",
+        f"matplotlib {env['matplotlib']}, numpy {env['numpy']}; gpuperf from {env['gpuperf']}",
         f"bar: p50 ≤ {BUDGET_P50_MS:g} ms, p95 ≤ {BUDGET_P95_MS:g} ms per step; every control "
         f"through ≤ {results['values_per_control']} values and back, no warm-up",
         "",
@@ -291,8 +295,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--only", nargs="+", metavar="NAME", help="explorers to measure")
     parser.add_argument("--profile", action="store_true", help="cProfile each explorer's steps")
     parser.add_argument("--json", action="store_true", help="print the raw results only")
+    parser.add_argument(
+        "--src", type=Path, default=SRC, help="the gpuperf sources to measure (another checkout's"
+        " src/, for a before-and-after comparison); default: this checkout's"
+    )  # fmt: skip
     args = parser.parse_args(argv)
-    results = measure(args.values, args.only, args.profile)
+    results = measure(args.values, args.only, args.profile, src=args.src.resolve())
     if args.json:
         print(json.dumps(results, indent=1))
         return 0
