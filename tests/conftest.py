@@ -177,11 +177,15 @@ def needless_full_redraws():
 
     A live explorer stays within a frame by blitting: only a step that rescales an axis redraws
     the static background (``canvas.draw``). Counting those draws tests the mechanism itself,
-    whatever the machine's load; the step times are reported by the widget benchmark instead
-    of being asserted against a wall-clock bound here.
+    whatever the machine's load; the step times are reported by the widget benchmark
+    (``tests/benchmarks/widget_latency.py``) instead of being asserted against a wall-clock
+    bound here. With ``rescales=False`` every whole-figure draw is reported, rescaling or not:
+    for an explorer whose rescales are cached or redrawn as a layer (see ``LiveFigure``).
     """
 
-    def run(explorer: Any, steps: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    def run(
+        explorer: Any, steps: list[dict[str, Any]], *, rescales: bool = True
+    ) -> list[dict[str, Any]]:
         figure = explorer.live.figure
         canvas = figure.canvas
         draws = 0
@@ -201,10 +205,28 @@ def needless_full_redraws():
             for step in steps:
                 before, drawn = limits(), draws
                 explorer.step(**step)
-                if draws > drawn and limits() == before:
+                if draws > drawn and (limits() == before or not rescales):
                     needless.append(step)
         finally:
             del canvas.draw  # the instance attribute; the class's method shows again
         return needless
 
     return run
+
+
+@pytest.fixture
+def full_draw_png():
+    """The PNG a view's figure gives when drawn whole after ``view.update(*args, **kwargs)``.
+
+    A fresh ``LiveFigure`` with no cached background and no ``rescaling`` layer draws the whole
+    figure, then its animated artists: the picture every step showed before backgrounds were
+    cached per limits and rescaling axes redrawn as layers. Tests compare an explorer's
+    picture with it, pixel for pixel (the PNG encoder is deterministic).
+    """
+    from gpuperf.widgets import LiveFigure
+
+    def draw(view: Any, *args: Any, **kwargs: Any) -> bytes:
+        view.update(*args, **kwargs)
+        return LiveFigure(view.figure, view.animated).png
+
+    return draw

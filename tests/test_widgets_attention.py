@@ -168,3 +168,17 @@ def test_probability_axis_holds_every_bar(softmax_explorer, block_size):
             tallest = max(tallest, _estimate(explorer.view).max())
         assert _estimate(explorer.view).max(initial=0.0) < top, "a bar runs off the top"
     assert top < 1.5 * tallest, "the axis must fit the bars, not a fixed ceiling"
+
+
+def test_online_softmax_steps_never_redraw_the_figure(needless_full_redraws, full_draw_png):
+    """Every block size's probability axis is drawn when the explorer is built, so no step —
+    a block size included — redraws the whole figure, and each picture is a full draw's."""
+    explorer = wa.online_softmax_explorer()
+    walk = [{"block_size": b, "step": k} for b in (4, 8, 2, 8, 4) for k in (0, 1, 2, 1)]
+    assert needless_full_redraws(explorer, walk, rescales=False) == []
+    for block_size in wa.BLOCK_SIZES:
+        for k in range(math.ceil(len(wa.EXAMPLE_ROW) / block_size) + 1):
+            status = explorer.step(block_size=block_size, step=k)
+            reference = wa._OnlineSoftmaxView()
+            assert bytes(explorer.live.png) == full_draw_png(reference, k, block_size)
+            assert status == reference.update(k, block_size)

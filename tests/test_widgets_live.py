@@ -103,3 +103,95 @@ def test_a_rescaled_axis_redraws_the_background():
     after = bytes(explorer.live.render())
     assert after != before, "the ticks must follow the new limits"
     assert explorer.live.render() == after, "and the new background is cached"
+
+
+def _bars_view(rescaling: bool):
+    """Two panels of bars, as recompute draws them: the left axis follows the widest bar."""
+    figure = _new_figure()
+    left, right = figure.subplots(1, 2, sharey=True)
+    bars = left.barh([0, 1, 2], [1.0, 2.0, 3.0])
+    right.barh([0, 1, 2], [1.0, 1.0, 1.0])
+    left.set_yticks([0, 1, 2], ["none", "selective", "full"])
+    left.set_xlabel("bytes (GB)")
+    left.grid(axis="x", alpha=0.3)
+    right.set_xlim(0, 4)
+
+    class View:
+        def update(self, widest):
+            for rect, width in zip(bars, (widest / 3, widest / 2, widest), strict=True):
+                rect.set_width(width)
+            left.set_xlim(0, 1.08 * widest)
+
+    view = View()
+    view.figure, view.animated = figure, list(bars)
+    view.rescaling = [left.xaxis] if rescaling else []
+    return view
+
+
+def _count_draws(live):
+    calls = []
+    original = live.figure.canvas.draw
+    live.figure.canvas.draw = lambda *a, **k: (calls.append(1), original(*a, **k))[1]
+    return calls
+
+
+def test_a_rescaling_axis_is_redrawn_as_a_layer_with_the_same_pixels(full_draw_png):
+    view = _bars_view(rescaling=True)
+    view.update(1.0)
+    live = LiveFigure(view.figure, view.animated, rescaling=view.rescaling)
+    draws = _count_draws(live)
+    for widest in (3.0, 0.7, 41.0, 1234.5, 0.002):
+        view.update(widest)
+        png = live.render()
+        assert png == full_draw_png(_bars_view(rescaling=False), widest), widest
+    assert draws == [], "a rescale redraws the axis layer, never the whole figure"
+
+
+def test_backgrounds_are_cached_per_limits_until_a_refresh():
+    view = _bars_view(rescaling=False)
+    view.update(1.0)
+    live = LiveFigure(view.figure, view.animated)
+    draws = _count_draws(live)
+    view.update(2.0)
+    second = live.render()
+    view.update(1.0)
+    live.render()
+    view.update(2.0)
+    assert live.render() == second
+    assert len(draws) == 1, "limits drawn before come back from the cache"
+    live.refresh()  # something static changed: the cached backgrounds are forgotten
+    view.update(1.0)
+    live.render()
+    assert len(draws) == 3
+
+
+def test_an_artist_that_moves_with_a_rescaling_axis_must_be_animated():
+    view = _bars_view(rescaling=True)
+    ax = view.rescaling[0].axes
+    ax.axvline(0.5, color="red")  # data coordinates along x: it would go stale in a background
+    with pytest.raises(ValueError, match=r"moves when the x-axis rescales.*make it animated"):
+        LiveFigure(view.figure, view.animated, rescaling=view.rescaling)
+    ax.axhline(1.0)  # along y only: stays put while x rescales
+    ax.lines[0].remove()
+    LiveFigure(view.figure, view.animated, rescaling=view.rescaling)
+
+
+def test_a_control_that_follows_another_does_not_draw_twice():
+    """Wiring that moves a second control first (a slider's end follows a block size) draws
+    the new values once: the leader's own change then finds them drawn already."""
+    import ipywidgets as widgets
+
+    figure = _new_figure()
+    (point,) = figure.add_subplot().plot([1], [1], "o")
+    leader = widgets.IntSlider(value=1, min=0, max=10)
+    follower = widgets.IntSlider(value=1, min=0, max=10)
+    leader.observe(lambda change: setattr(follower, "value", change["new"]), names="value")
+
+    def update(x, y):
+        point.set_data([x], [y])
+        return f"{x}, {y}"
+
+    explorer = Explorer({"x": leader, "y": follower}, update, LiveFigure(figure, [point]))
+    explorer.timings_ms.clear()
+    assert explorer.step(x=4) == "4, 4"
+    assert len(explorer.timings_ms) == 1

@@ -48,3 +48,23 @@ def test_explorer_steps_and_refuses_bad_values():
         explorer.step(length=100)
     with pytest.raises(ValueError, match="input_format='fp32'"):
         explorer_module.accumulation_explorer(input_format="fp32")
+
+
+def test_steps_compute_no_curve_and_never_redraw(needless_full_redraws, full_draw_png):
+    """Every (format, accumulator) curve is computed when the explorer is built (50–100 ms
+    each): a step only reads the cache and blits, and each picture is a full draw's."""
+    explorer = explorer_module.accumulation_explorer()
+    computed = explorer_module.curve.cache_info().misses
+    walk = [
+        {"input_format": f, "accumulator": a, "length": n}
+        for f in explorer_module.INPUT_FORMATS
+        for a in explorer_module.ACCUMULATORS
+        for n in (16, 4096, 16384)
+    ]
+    assert needless_full_redraws(explorer, walk, rescales=False) == []
+    assert explorer_module.curve.cache_info().misses == computed
+    for values in walk[::4]:
+        status = explorer.step(**values)
+        reference = explorer_module._AccumulationView()
+        assert bytes(explorer.live.png) == full_draw_png(reference, **values)
+        assert status == reference.update(**values)

@@ -3,6 +3,8 @@ shapes are explained."""
 
 from __future__ import annotations
 
+import random
+
 import pytest
 
 pytest.importorskip("ipywidgets")
@@ -51,3 +53,34 @@ def test_explorer_steps_and_rejects_bad_values():
         explorer.step(tensor_parallel=3)
     with pytest.raises(ValueError, match="mode"):
         wr.recompute_explorer(mode="attention")
+
+
+def _walk(count: int, seed: int = 27) -> list[dict]:
+    """A reader's random walk: one control at a time, over every value it offers."""
+    rng = random.Random(seed)
+    grids = {
+        "seq_len": wr.SEQ_LENS, "micro_batch": wr.MICRO_BATCHES, "hidden": wr.HIDDEN,
+        "heads": wr.HEADS, "tensor_parallel": wr.TENSOR_PARALLEL,
+        "sequence_parallel": (False, True), "mode": recompute.RECOMPUTE_MODES,
+    }  # fmt: skip
+    return [{name: rng.choice(grids[name])} for name in rng.choices(list(grids), k=count)]
+
+
+def test_a_rescale_redraws_the_bytes_axis_not_the_figure(needless_full_redraws):
+    """The bytes axis follows the widest bar, so almost every step rescales it: only that
+    axis is redrawn (a layer under the bars), never the whole figure."""
+    explorer = wr.recompute_explorer()
+    # a shape with no whole heads draws no bars (an empty axis) and comes back
+    walk = [*_walk(30), {"hidden": 1024, "heads": 96}, {"heads": 32}]
+    assert needless_full_redraws(explorer, walk, rescales=False) == []
+
+
+def test_pictures_are_a_full_draws(full_draw_png):
+    explorer = wr.recompute_explorer()
+    for step in [*_walk(16, seed=3), {"hidden": 1024}, {"heads": 96}, {"heads": 8}]:
+        before = explorer.values()
+        status = explorer.step(**step)
+        reference = wr._RecomputeView()
+        reference.update(**before)  # no such layer keeps the range of the step before
+        assert bytes(explorer.live.png) == full_draw_png(reference, **explorer.values()), step
+        assert status == reference.update(**explorer.values())

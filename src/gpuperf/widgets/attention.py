@@ -205,6 +205,9 @@ def online_softmax_explorer(row: Sequence[float] = EXAMPLE_ROW, block_size: int 
 
     size_control.observe(on_size, names="value")
     live = LiveFigure(view.figure, view.animated)
+    for size in sizes:  # the probability axis of each block size, drawn now and cached
+        view.update(0, size)
+        live.render()
     explorer = Explorer(
         {"step": step_control, "block_size": size_control},
         view.update,

@@ -10,8 +10,9 @@ display it as a static image, and ipympl (broken in Colab) is not needed.
 
 The image is shown at its natural size (``density`` bitmap pixels per CSS pixel, 1 by default),
 never stretched to the output's width: a flex column would otherwise widen it 1.5–2×, and the
-text turns soft. On a narrow screen it shrinks to fit. A view that rescales an axis
-is redrawn in full on that step; the controls wrap as whole widgets onto a
+text turns soft. On a narrow screen it shrinks to fit. A step that rescales an axis needs new
+ticks: backgrounds are cached per axis limits, and an axis that follows the data is redrawn
+alone (see :class:`LiveFigure`). The controls wrap as whole widgets onto a
 second row rather than squeezing each other.
 
 :class:`Explorer` wires named controls to an ``update(**values)`` function that moves the
@@ -27,6 +28,7 @@ import numbers
 import struct
 import time
 import zlib
+from collections import OrderedDict
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
@@ -178,14 +180,40 @@ def _new_figure(figsize: tuple[float, float] = (6.4, 3.8), dpi: int = 80) -> Any
     return figure
 
 
+#: Backgrounds a :class:`LiveFigure` keeps, one per set of axis limits (~0.6 MB each).
+KEPT_BACKGROUNDS = 16
+
+
 class LiveFigure:
     """A figure whose ``animated`` artists are redrawn on a cached background.
 
     Call :meth:`render` after changing the artists' data; call :meth:`refresh` after changing
-    anything static (axis limits, labels), which redraws and re-caches the background.
+    anything static but axis limits (labels, texts), which redraws and re-caches the background.
+
+    A step that changes axis limits needs a new background (ticks, grid), and a whole-figure
+    draw costs 30–130 ms, several frames. Two kinds of views keep it off the step path:
+
+    * A view with a few ranges (one per block size, say) gets each background from a cache
+      keyed by the limits (the last :data:`KEPT_BACKGROUNDS`): drawn once, then restored.
+    * A view whose axis follows the data to ranges never seen before (recompute's bytes axis
+      follows the widest bar) names that axis in ``rescaling``. On such a step only the
+      *layer* is redrawn: the Axes' two axes and its spines, on a background drawn without
+      them. Their static texts (axis labels, the tick labels of an axis that does not
+      rescale) stay in that background, clear of what moves, so the picture is the one a full
+      draw gives (the widget tests compare them pixel for pixel). The Axes' other artists must
+      be animated or not move with the axis (checked here).
+
+    Any other change of limits redraws the whole figure.
     """
 
-    def __init__(self, figure: Any, animated: Sequence[Any], *, density: float = 1.0) -> None:
+    def __init__(
+        self,
+        figure: Any,
+        animated: Sequence[Any],
+        *,
+        rescaling: Sequence[Any] = (),
+        density: float = 1.0,
+    ) -> None:
         message = f"density={show(density)} must be a number in [1, 4]"
         try:
             density = positive_float("density", density, maximum=4.0)
@@ -200,8 +228,15 @@ class LiveFigure:
         self.animated = list(sequence("animated", animated, _artist, minimum=0))
         for artist in self.animated:
             artist.set_animated(True)
+        self.rescaling = list(sequence("rescaling", rescaling, self._axis_of_figure, minimum=0))
+        self._layer = _layer(self.rescaling)
+        self._static_texts: list[Any] = []  # of the layer, kept in the base (set by a draw)
+        # placed after the tick labels, so they could move with them (checked on each rescale)
+        self._rescaling_labels = [axis.label for axis in self.rescaling]
         self._image = None
         self._background = None
+        self._base = None  # the background without the layer, with its static texts
+        self._backgrounds: OrderedDict[tuple[float, ...], Any] = OrderedDict()
         self.png = b""
         self.refresh()
 
@@ -221,8 +256,8 @@ class LiveFigure:
             )
         return self._image
 
-    def _limits(self) -> list[tuple[float, ...]]:
-        return [(*ax.get_xlim(), *ax.get_ylim()) for ax in self.figure.axes]
+    def _limits(self) -> tuple[tuple[float, ...], ...]:
+        return tuple((*ax.get_xlim(), *ax.get_ylim()) for ax in self.figure.axes)
 
     @property
     def display_size(self) -> tuple[int, int]:
@@ -231,16 +266,21 @@ class LiveFigure:
         return round(width / self.density), round(height / self.density)
 
     def refresh(self) -> bytes:
-        canvas = self.figure.canvas
-        canvas.draw()
-        self._background = canvas.copy_from_bbox(self.figure.bbox)
-        self._drawn_limits = self._limits()
+        """Redraw the whole figure (static parts changed), forget cached backgrounds, render."""
+        self._backgrounds.clear()
+        self._draw_all()
         return self.render()
 
     def render(self) -> bytes:
-        if self._limits() != self._drawn_limits:
-            # an axis was rescaled: the cached background (ticks, grid) is out of date
-            return self.refresh()
+        limits = self._limits()
+        if limits != self._drawn_limits:  # the cached background (ticks, grid) is out of date
+            if limits in self._backgrounds:
+                self._backgrounds.move_to_end(limits)
+                self._background, self._drawn_limits = self._backgrounds[limits], limits
+            elif self._only_rescaling_moved(limits):
+                self._draw_layer()
+            else:
+                self._draw_all()
         canvas = self.figure.canvas
         canvas.restore_region(self._background)
         for artist in self.animated:
@@ -249,6 +289,108 @@ class LiveFigure:
         if self._image is not None:
             self._image.value = self.png
         return self.png
+
+    def _keep(self) -> None:
+        """Cache the current background under the current limits (the last few only)."""
+        self._drawn_limits = self._limits()
+        self._backgrounds[self._drawn_limits] = self._background
+        self._backgrounds.move_to_end(self._drawn_limits)
+        while len(self._backgrounds) > KEPT_BACKGROUNDS:
+            self._backgrounds.popitem(last=False)
+
+    def _draw_all(self) -> None:
+        canvas = self.figure.canvas
+        for artist in self._layer:
+            artist.set_animated(False)
+        canvas.draw()
+        self._background = canvas.copy_from_bbox(self.figure.bbox)
+        self._keep()
+        if self._layer:  # the base for later rescales: the same figure without the layer
+            self._static_texts = _static_texts(self.rescaling)
+            for artist in self._layer:
+                artist.set_animated(True)
+            canvas.draw()
+            for text in self._static_texts:  # placed by the full draw above
+                self.figure.draw_artist(text)
+            self._base = canvas.copy_from_bbox(self.figure.bbox)
+            self._label_places = _places(self._rescaling_labels)
+
+    def _axis_of_figure(self, name: str, value: object) -> Any:
+        """One x or y axis of this figure (what ``rescaling`` names)."""
+        if getattr(getattr(value, "axes", None), "figure", None) is not self.figure or not (
+            value is value.axes.xaxis or value is value.axes.yaxis
+        ):
+            raise TypeError(f"{name}={show(value)} must be an x or y axis of this figure")
+        return value
+
+    def _only_rescaling_moved(self, limits: tuple[tuple[float, ...], ...]) -> bool:
+        if not self._layer or len(limits) != len(self._drawn_limits):
+            return False
+        for ax, new, old in zip(self.figure.axes, limits, self._drawn_limits, strict=True):
+            if new[:2] != old[:2] and ax.xaxis not in self.rescaling:
+                return False
+            if new[2:] != old[2:] and ax.yaxis not in self.rescaling:
+                return False
+        return True
+
+    def _draw_layer(self) -> None:
+        canvas = self.figure.canvas
+        canvas.restore_region(self._base)
+        for text in self._static_texts:
+            text.set_visible(False)
+        try:
+            for artist in self._layer:
+                self.figure.draw_artist(artist)
+        finally:
+            for text in self._static_texts:
+                text.set_visible(True)
+        if _places(self._rescaling_labels) != self._label_places:
+            self._draw_all()  # an axis label moved with the new tick labels: redraw it all
+            return
+        self._background = canvas.copy_from_bbox(self.figure.bbox)
+        self._keep()
+
+
+def _layer(rescaling: Sequence[Any]) -> list[Any]:
+    """The artists redrawn when an axis in ``rescaling`` changes range: the axes and spines of
+    its Axes, in the order the Axes draws them (by zorder, otherwise in child order)."""
+    layer = []
+    for ax in dict.fromkeys(axis.axes for axis in rescaling):
+        own = [ax.xaxis, ax.yaxis, *ax.spines.values()]
+        for artist in ax.get_children():
+            if artist in own or artist is ax.patch or artist.get_animated():
+                continue
+            _check_still(artist, ax, rescaling)
+        layer += sorted((a for a in ax.get_children() if a in own), key=lambda a: a.get_zorder())
+    return layer
+
+
+def _static_texts(rescaling: Sequence[Any]) -> list[Any]:
+    """The layer's texts that a rescale leaves alone: axis labels, and the tick labels of an
+    axis that does not rescale. Drawn into the base once, they are hidden in a layer redraw."""
+    texts = []
+    for ax in dict.fromkeys(axis.axes for axis in rescaling):
+        for axis in (ax.xaxis, ax.yaxis):
+            texts.append(axis.label)
+            if axis not in rescaling:
+                texts += axis.get_ticklabels(which="both")
+    return [text for text in texts if text.get_visible()]
+
+
+def _check_still(artist: Any, ax: Any, rescaling: Sequence[Any]) -> None:
+    """``ValueError`` if ``artist`` is in data coordinates along an axis in ``rescaling``."""
+    # the historical spelling, which every matplotlib the course supports has
+    in_data = artist.get_transform().contains_branch_seperately(ax.transData)
+    for axis, moves in zip((ax.xaxis, ax.yaxis), in_data, strict=True):
+        if moves and axis in rescaling:
+            raise ValueError(
+                f"{artist!r} moves when the {axis.axis_name}-axis rescales, so it cannot stay "
+                "in a cached background: make it animated"
+            )
+
+
+def _places(texts: Sequence[Any]) -> list[tuple[Any, ...]]:
+    return [(*text.get_position(), text.get_text()) for text in texts]
 
 
 def _encode_png(rgba: Any) -> bytes:
@@ -305,6 +447,7 @@ class Explorer:
             raise TypeError(f"title={show(title)} must be a string")
         self.status = widgets.HTML(value="")
         self.timings_ms: list[float] = []
+        self._shown: dict[str, Any] | None = None  # the control values drawn last
         header = [widgets.HTML(value=f"<b>{title}</b>")] if title else []
         for control in self.controls.values():
             _fit_content(control)
@@ -318,14 +461,16 @@ class Explorer:
 
     @classmethod
     def for_view(cls, view: Any, controls: Mapping[str, Any], *, title: str = "") -> Explorer:
-        """The explorer of a view object with ``figure``, ``animated`` artists and ``update``.
+        """The explorer of a view object with ``figure``, ``animated`` artists and ``update``
+        (and ``rescaling`` axes, if it has any: see :class:`LiveFigure`).
 
         The view is kept as :attr:`view`, so tests can read the plotted artists.
         """
         for part in ("figure", "animated", "update"):
             if not hasattr(view, part):
                 raise TypeError(f"view={show(view)} must have figure, animated and update")
-        explorer = cls(controls, view.update, LiveFigure(view.figure, view.animated), title=title)
+        live = LiveFigure(view.figure, view.animated, rescaling=getattr(view, "rescaling", ()))
+        explorer = cls(controls, view.update, live, title=title)
         explorer.view = view
         return explorer
 
@@ -346,8 +491,14 @@ class Explorer:
         return self.status.value
 
     def _on_change(self, change: Any = None) -> None:
+        values = self.values()
+        if values == self._shown:
+            # wiring moved a second control to follow the first (a slider's end follows a
+            # block size): the first change already drew these values
+            return
         start = time.perf_counter()
-        text = self._update(**self.values())
+        self._shown = values
+        text = self._update(**values)
         self.status.value = text or ""
         self.live.render()
         self.timings_ms.append(1e3 * (time.perf_counter() - start))

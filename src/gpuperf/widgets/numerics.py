@@ -130,6 +130,9 @@ def accumulation_explorer(
             value=length, description="n",
         ),
     }  # fmt: skip
+    for fmt in INPUT_FORMATS:  # every curve now (~0.6 s): a first visit would cost 50-100 ms
+        for acc in ACCUMULATORS:
+            curve(fmt, acc)
     view = _AccumulationView()
     return Explorer.for_view(view, controls, title="Accumulation: the error of a long dot product")
 

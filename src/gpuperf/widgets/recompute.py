@@ -129,6 +129,8 @@ class _RecomputeView:
             *(rect for group in self.bars for rect in group),
             *self.flop_bars,
         ]
+        # the bytes axis follows the widest bar: redrawn as a layer, not the whole figure
+        self.rescaling = [self.ax_mem.xaxis]
         self.last: dict[str, recompute.LayerActivations] = {}
 
     def update(
