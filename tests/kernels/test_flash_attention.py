@@ -77,3 +77,24 @@ def test_block_sizes_are_arguments():
         o = flash_attention(q, k, v, True, BLOCK_M=bm, BLOCK_N=bn)
         rtol, atol = tolerance("fp32")
         torch.testing.assert_close(o, attention_ref(q, k, v, True), rtol=rtol, atol=atol)
+
+
+@pytest.mark.parametrize("is_causal", [False, True])
+@pytest.mark.parametrize("seq_k", [24, 40, 48])
+def test_the_reference_takes_keys_of_another_length(seq_k, is_causal):
+    """Padded or cached keys are longer (or shorter) than the queries: the reference is torch's
+    attention with a top-left causal mask, whatever the two lengths (lab 4 relies on it)."""
+    gen = torch.Generator().manual_seed(7)
+    q = torch.randn(1, 2, 40, 16, generator=gen).to(DEVICE)
+    k, v = (torch.randn(1, 2, seq_k, 16, generator=gen).to(DEVICE) for _ in range(2))
+    scores = (q @ k.transpose(-1, -2)) / 16**0.5
+    if is_causal:
+        above = torch.ones(40, seq_k, dtype=torch.bool, device=DEVICE).triu(1)
+        scores = scores.masked_fill(above, -torch.inf)
+    expected = torch.softmax(scores, dim=-1) @ v
+    rtol, atol = tolerance("fp32")
+    torch.testing.assert_close(attention_ref(q, k, v, is_causal), expected, rtol=rtol, atol=atol)
+    with pytest.raises(ValueError, match="must match in every dimension but the sequence"):
+        attention_ref(q, k[..., :8], v[..., :8])
+    with pytest.raises(ValueError, match="v has shape"):
+        attention_ref(q, k, v[..., :-1, :])

@@ -99,16 +99,30 @@ def attention_cost(
 def attention_ref(
     q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, is_causal: bool = False
 ) -> torch.Tensor:
-    """softmax(Q Kᵀ/√d) V in fp32 with the (seq × seq) matrix materialised; differentiable."""
+    """softmax(Q Kᵀ/√d) V in fp32 with the (seq × seq) matrix materialised; differentiable.
+
+    Keys and values may be longer or shorter than the queries (a padded or cached sequence), as
+    in any attention; the causal mask is top-left, as the kernels': query i sees keys j ≤ i."""
     is_causal = flag("is_causal", is_causal)
     for name, t in (("q", q), ("k", k), ("v", v)):
         check_reference(name, t, ndim=(3, 4))
-    _same_qkv(q, k, v)
+    for name, t in (("k", k), ("v", v)):
+        if t.dtype != q.dtype:
+            raise TypeError(f"{name}.dtype={t.dtype} but q.dtype={q.dtype}; they must match")
+    if k.shape != v.shape:
+        raise ValueError(
+            f"v has shape {tuple(v.shape)} but k has {tuple(k.shape)}; they must match"
+        )
+    if k.shape[:-2] != q.shape[:-2] or k.shape[-1] != q.shape[-1]:
+        raise ValueError(
+            f"k has shape {tuple(k.shape)} but q has {tuple(q.shape)}; they must match in every "
+            "dimension but the sequence: (batch[, heads], seq, d)"
+        )
     scale = 1.0 / math.sqrt(q.shape[-1])
-    s = (q.float() @ k.float().transpose(-1, -2)) * scale  # (…, seq, seq): the N² traffic
+    s = (q.float() @ k.float().transpose(-1, -2)) * scale  # (…, seq_q, seq_k): the N² traffic
     if is_causal:
-        n = q.shape[-2]
-        mask = torch.ones(n, n, dtype=torch.bool, device=q.device).triu(1)
+        n_q, n_k = q.shape[-2], k.shape[-2]
+        mask = torch.ones(n_q, n_k, dtype=torch.bool, device=q.device).triu(1)
         s = s.masked_fill(mask, float("-inf"))
     return (torch.softmax(s, dim=-1) @ v.float()).to(q.dtype)
 
