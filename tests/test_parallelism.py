@@ -238,7 +238,12 @@ def test_copy_parallelism_by_hand_and_against_memory_parallelism():
     assert ldg.landing_bytes_per_sm == 4 * 65536  # the register file
     tma = parallelism.copy_parallelism("H100-SXM", "tma", 128 * 64 * 2, 2, latency_s=962e-9)
     assert tma.warps_needed == 1 and tma.bytes_per_warp == 2 * 16384
-    assert tma.landing_share == pytest.approx(h100.hbm_bandwidth * 962e-9 / 132 / (228 * 1024))
+    # Two 16 KiB tiles in flight occupy 32 KiB of the 228 KiB shared memory (14 %), more than the
+    # 24.4 kB Little's law asks for (10 %): a tile lands whole.
+    assert tma.bytes_held_per_sm == 2 * 16384 > tma.bytes_in_flight_per_sm
+    assert tma.landing_share == pytest.approx(2 * 16384 / (228 * 1024))
+    assert round(tma.landing_share, 2) == 0.14
+    assert ldg.bytes_held_per_sm == ldg.warps_needed * 512 >= ldg.bytes_in_flight_per_sm
     cp = parallelism.copy_parallelism("A100-80GB", "cp.async", 16, 8)
     assert cp.bytes_per_warp == 32 * 16 * 8
 

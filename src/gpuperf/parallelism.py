@@ -497,7 +497,10 @@ class CopyParallelism:
     ``ldg`` and ``cp.async``: each of a warp's 32 threads has ``copies_in_flight`` copies of
     ``bytes_per_copy`` outstanding. ``tma``: one thread of one warp issues ``copies_in_flight``
     tiles of ``bytes_per_copy`` each. ``landing_bytes_per_sm``: where the bytes wait — the
-    register file for ``ldg``, shared memory for the asynchronous copies.
+    register file for ``ldg``, shared memory for the asynchronous copies. The warps hold whole
+    copies: ``warps_needed`` × ``bytes_per_warp`` (:attr:`bytes_held_per_sm`), at least the bytes
+    Little's law asks for and more when a warp's copies overshoot it (one TMA tile holds what
+    it holds).
     """
 
     chip_name: str
@@ -536,9 +539,15 @@ class CopyParallelism:
         return self.warps_needed <= self.max_warps_per_sm and self.landing_share <= 1
 
     @property
+    def bytes_held_per_sm(self) -> int:
+        """Bytes the needed warps keep in flight: ``warps_needed`` × ``bytes_per_warp``."""
+        return self.warps_needed * self.bytes_per_warp
+
+    @property
     def landing_share(self) -> float:
-        """Bytes in flight per SM over the capacity of the place they land in."""
-        return self.bytes_in_flight_per_sm / self.landing_bytes_per_sm
+        """Bytes the warps hold in flight per SM (:attr:`bytes_held_per_sm`, whole copies and
+        tiles) over the capacity of the place they land in."""
+        return self.bytes_held_per_sm / self.landing_bytes_per_sm
 
 
 def copy_parallelism(

@@ -23,7 +23,8 @@ backward kernel (which already reads the op's input) costs n·FLOPs_per_element 
 Recomputing wins when ``n·f / peak_fp32 < 2·n·bytes / bandwidth``, i.e. when the op's intensity
 ``f / (2·bytes)`` is below the ridge point: true for every activation function on every GPU in
 :mod:`gpuperf.hardware`. This is why FlashAttention recomputes the attention matrix, and why
-fused kernels recompute GELU rather than save it (seed 002; Dao et al. 2022).
+fused kernels recompute GELU rather than save it (Stanford CS336's lecture on GPUs; Dao et al.
+2022).
 
 **What one transformer layer keeps, and what selective recomputation drops.** Counting, tensor by
 tensor, what the backward pass of a standard transformer layer (pre-LayerNorm, multi-head
@@ -41,16 +42,19 @@ Large Transformer Models", the source of this count). *Selective* recomputation 
 score matrices and, in the backward pass, runs the checkpointed core attention again from the
 kept Q, K and V: QKᵀ, softmax, dropout (its mask replayed from the saved random state) and the
 product with V — two matmuls, 4·b·s²·h FLOPs, as Megatron-LM's checkpointed region does (the
-paper's §4.3; PyTorch's non-reentrant checkpoint stops early and skips the product with V,
-:func:`selective_recompute_flops`). Its cost is 4s/(72h + 12s) of a training step (the paper's
-"2.7 %" for GPT-3 is the same 4·b·s²·h over *one forward pass*, 4s/(24h + 4s)). *Full*
+paper's §5 and Figure 3, the FLOPs in its Appendix A; PyTorch's non-reentrant checkpoint stops
+early and skips the product with V, :func:`selective_recompute_flops`). Its cost is
+4s/(72h + 12s) of a training step. The paper's own figures (2.7 % for GPT-3, 1.6 % for MT-NLG,
+§5) are Appendix A's hardware FLOPs over its model FLOPs, Eq. 8 over Eq. 7
+(:func:`model_flops_per_iteration`, :func:`hardware_flops_per_iteration`), whose attention term
+grows from s/(6h) to s/(3h): 12·b·s²·h per layer, three times the 4·b·s²·h above. *Full*
 recomputation keeps only the layer's input (2·s·b·h bytes) and runs the whole forward again
 (+1/3 of a training step's matmul FLOPs). :func:`layer_activations` returns the bytes and the
 FLOPs of each mode,
 :func:`recompute_mode_for_budget` the cheapest mode that fits a memory budget, and
 :func:`transformer_layer` builds the layer in torch so that :func:`saved_tensor_bytes` can check
 the count against what autograd really keeps; the practice of recomputing activations is also
-the lecture's (seed 002).
+the CS336 lecture's.
 
 **Two rows the formula's assumptions leave out.** The count assumes dropout, a 4h GELU MLP,
 LayerNorm and an attention that materialises its scores. *FlashAttention* (Dao et al. 2022)
@@ -587,7 +591,8 @@ def selective_recompute_flops(
 
     Megatron-LM checkpoints the core attention — QKᵀ, softmax, dropout and the product with V —
     and re-runs the whole region: 2·b·s²·h for QKᵀ plus 2·b·s²·h for ·V, 4·b·s²·h/t
-    (Korthikanti et al. 2022, §4.3; the default, and what :func:`layer_activations` counts).
+    (Korthikanti et al. 2022, §5 and Figure 3 for the region, Appendix A for its FLOPs; the
+    default, and what :func:`layer_activations` counts).
     PyTorch's non-reentrant ``torch.utils.checkpoint`` stops recomputing as soon as every tensor
     the backward needs is rebuilt (``early_stop=True``, its default behaviour): the region's
     output is not among them, so the product with V is skipped and 2·b·s²·h/t remains.
@@ -598,6 +603,55 @@ def selective_recompute_flops(
     t = positive_int("tensor_parallel", tensor_parallel)
     matmuls = 1 if flag("early_stop", early_stop) else 2
     return matmuls * 2.0 * b * s * s * h / t
+
+
+#: The vocabulary of Korthikanti et al.'s evaluation (§6: v = 51,200 for every model).
+PAPER_VOCAB_SIZE = 51200
+
+
+def _iteration_flops(
+    seq_len: int, hidden: int, n_layers: int, vocab_size: int, micro_batch: int, attention: float
+) -> float:
+    s = positive_int("seq_len", seq_len)
+    h = positive_int("hidden", hidden)
+    n = positive_int("n_layers", n_layers)
+    v = positive_int("vocab_size", vocab_size)
+    b = positive_int("micro_batch", micro_batch)
+    return 72.0 * b * n * s * h * h * (1 + attention * s / h + v / (12.0 * h * n))
+
+
+def model_flops_per_iteration(
+    seq_len: int,
+    hidden: int,
+    n_layers: int,
+    vocab_size: int = PAPER_VOCAB_SIZE,
+    micro_batch: int = 1,
+) -> float:
+    """Model FLOPs of one training iteration, Korthikanti et al. 2022, Appendix A, Eq. 7.
+
+    72·B·L·s·h²·(1 + s/(6h) + v/(12·h·L)): each layer's forward matmuls, 24·B·s·h² + 4·B·s²·h,
+    and the logits' 2·B·s·h·v, times three for the forward and the backward pass. Matmuls only,
+    as :func:`layer_forward_flops` counts them. ``vocab_size`` defaults to the paper's 51,200.
+    """
+    return _iteration_flops(seq_len, hidden, n_layers, vocab_size, micro_batch, 1 / 6)
+
+
+def hardware_flops_per_iteration(
+    seq_len: int,
+    hidden: int,
+    n_layers: int,
+    vocab_size: int = PAPER_VOCAB_SIZE,
+    micro_batch: int = 1,
+) -> float:
+    """FLOPs of one iteration with selective recomputation as the paper counts them (Eq. 8).
+
+    72·B·L·s·h²·(1 + s/(3h) + v/(12·h·L)): Eq. 7 with its attention term s/(6h) doubled. The
+    difference from :func:`model_flops_per_iteration` is 12·B·L·s²·h, three times the
+    2·B·s²·h + 2·B·s²·h per layer that the appendix's text says selective recomputation adds
+    (:func:`selective_recompute_flops`). The paper's "2.7 %" (GPT-3) and "1.6 %" (MT-NLG) of §5
+    are this over Eq. 7, minus one; Eq. 9 approximates the ratio as 1 + s/(6h).
+    """
+    return _iteration_flops(seq_len, hidden, n_layers, vocab_size, micro_batch, 1 / 3)
 
 
 def layer_activations(
@@ -1033,6 +1087,7 @@ __all__ = [
     "ATTENTIONS",
     "BACKWARD_PER_FORWARD",
     "BLOCKS",
+    "PAPER_VOCAB_SIZE",
     "RECOMPUTE_MODES",
     "SWIGLU_WIDTH",
     "ActivationOffload",
@@ -1044,9 +1099,11 @@ __all__ = [
     "activation_offload",
     "best_checkpoint_every",
     "checkpointing",
+    "hardware_flops_per_iteration",
     "layer_activation_terms",
     "layer_activations",
     "layer_forward_flops",
+    "model_flops_per_iteration",
     "recompute_mode_for_budget",
     "recompute_or_store",
     "saved_tensor_bytes",

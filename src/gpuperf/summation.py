@@ -6,12 +6,14 @@ in three ways, each of which this module emulates in numpy so its error can be c
 the hardware:
 
 * **A narrower accumulator, promoted every few terms.** DeepSeek-V3 (§3.3.2 of its report)
-  found that Hopper's FP8 tensor cores keep only about 14 bits while they accumulate a long dot
-  product, and fixed it by *promotion*: after every N_C = 128 products (four WGMMA
-  instructions) the tensor core's partial sum is added into an FP32 register on the CUDA
-  cores. :data:`FP8_MMA_ACCUMULATOR` models that accumulator as a float with 14 significant
-  bits that truncates (rounds toward zero) — a model of what the report states, not of the
-  undocumented datapath — and :func:`blocked_sum` with ``outer="fp32"`` is the promotion.
+  found that the FP8 tensor cores of its H800s (Hopper) keep only about 14 bits while they
+  accumulate a long dot product, and chose *promotion* for its own kernels: after every
+  N_C = 128 products (four WGMMA instructions) the tensor core's partial sum is added into an
+  FP32 register on the CUDA cores. That is DeepSeek's choice, not a default of the hardware or
+  of the libraries (the report notes that a few FP8 frameworks keep the narrow accumulation by
+  default). :data:`FP8_MMA_ACCUMULATOR` models that accumulator as a float with 14 significant
+  bits (the report's figure) that truncates, i.e. rounds toward zero (an assumption: the
+  datapath is undocumented), and :func:`blocked_sum` with ``outer="fp32"`` is the promotion.
 * **Another rounding mode.** Besides round to nearest (ties to even), hardware adders truncate
   (round toward zero: every error has the same sign, so they add up linearly), and *stochastic
   rounding* rounds up with a probability equal to the distance to the lower neighbour, so each
@@ -21,8 +23,11 @@ the hardware:
 * **Another order.** Pairwise (tree) summation adds neighbours, then neighbours of those sums:
   every term meets ⌈log2 n⌉ roundings instead of up to n − 1, so the worst-case bound is
   γ_⌈log2 n⌉ instead of γ_n (Higham, *Accuracy and Stability of Numerical Algorithms*, §4.2).
-  A GPU reduction is a tree by construction. Blocked summation adds blocks of ``block`` terms
-  left to right and then the block sums: (block − 1) + ⌈n/block⌉ − 1 roundings at most.
+  Blocked summation adds blocks of ``block`` terms left to right and then the block sums:
+  (block − 1) + ⌈n/block⌉ − 1 roundings at most, fewest near block = √n. A GPU reduction is
+  blocked: each thread sums its own chunk of the input, then the threads' partial sums are
+  combined (within a warp, across the warps of a block, across blocks); :func:`blocked_sum`
+  with ``outer`` equal to ``accumulator`` models it with two levels.
 
 The error measure is the one of :func:`gpuperf.numerics.dot_errors`: |ŝ − s| / Σ|x_i·y_i| for
 dot products of random inputs in [0, 1) rounded to an input format (positive terms: the hard case
@@ -240,7 +245,8 @@ def pairwise_sum(
     """The sum along the last axis by pairwise (tree) summation, every add rounded.
 
     Neighbours are added in pairs, then the pair sums in pairs, …: ⌈log2 n⌉ levels (an odd
-    element out waits for the next level). This is the order of a GPU's tree reduction.
+    element out waits for the next level). A GPU reduction is not this: its threads first sum
+    chunks serially (:func:`blocked_sum`).
     """
     fmt = _format("accumulator", accumulator)
     rounding, seed = _checked(rounding, seed)
