@@ -610,6 +610,10 @@ GOOD_CALLS: dict[str, Callable[[], dict[str, Any]]] = {
     "serving.speculative_decoding": lambda: {
         "config": gpuperf.inference.ILLUSTRATIVE, "draft": gpuperf.serving.ILLUSTRATIVE_DRAFT,
         "draft_tokens": 4, "acceptance": 0.7, "context_len": 4096, "chip_name": "H100-SXM"},
+    "serving.speculative_max_batch": lambda: {
+        "config": gpuperf.inference.ILLUSTRATIVE, "draft": gpuperf.serving.ILLUSTRATIVE_DRAFT,
+        "context_len": 4096, "chip_name": "H100-SXM"},
+    "serving.decode_kernels": lambda: {"config": gpuperf.inference.ILLUSTRATIVE},
     "warpspec.compiled": lambda: {"case": "matmul", "target": "sm_80"},
     "warpspec.CompiledFacts.registers": lambda: {"action": "inc"},
     "divergence.branch_cost": lambda: {"n": 1024, "iters": 4, "paths": 2.0},

@@ -226,7 +226,7 @@ def test_the_lm_head_is_read_every_step_and_the_embedding_only_held():
     tied = DecoderConfig(32, 4096, 32, 8, 128, 12288, vocab_size=v, tied_embeddings=True)
     assert tied.total_params == tied.weight_params + v * d
     assert tied.step_weight_params == ILLUSTRATIVE.step_weight_params
-    # the review's figure: 128k × 4096 × 2 B ≈ 1.05 GB, about 8 % of the layers' 12.3 GB
+    # the page's figure: 128k × 4096 × 2 B ≈ 1.05 GB, about 8 % of the layers' 12.3 GB
     assert ILLUSTRATIVE.lm_head_params * 2 == pytest.approx(1.05e9, rel=0.01)
     share = ILLUSTRATIVE.lm_head_params / ILLUSTRATIVE.weight_params
     assert share == pytest.approx(0.085, abs=0.001)

@@ -1,7 +1,8 @@
 """NCCL's protocols and channels (section 5.2), against the NCCL source they come from.
 
 The payload fractions are re-derived from the line formats of ``src/include/device.h``; the
-latencies from the ring formula of ``src/graph/tuning.cc`` (base + steps × per-step latency);
+latencies from the ring formula of ``src/graph/tuning.cc`` (base + steps × per-step latency),
+LL's bandwidth cap from its ``llMaxBws`` table;
 the crossover sizes by solving the two time lines; the channel overlap against a step-by-step
 simulation of compute progressing on the SMs the collective leaves.
 """
@@ -41,9 +42,43 @@ def test_latency_is_base_plus_steps_times_the_hop(ranks):
 
 
 def test_large_messages_reach_the_protocols_share_of_the_bus():
-    for name, proto in nccl.PROTOCOLS.items():
-        t = nccl.protocol_time(name, "all-reduce", 1e13, 8, 450e9)
-        assert t.bus_bandwidth == pytest.approx(450e9 * proto.bandwidth_factor, rel=1e-4)
+    # tuning.cc: LL's ring busBw = min(llMaxBw, 0.5 · busBw); LL128's = 0.92 · busBw (its
+    # per-channel cap is not modelled); Simple's the link's.
+    for bus in (450e9, 200e9, 100e9):
+        for name, proto in nccl.PROTOCOLS.items():
+            t = nccl.protocol_time(name, "all-reduce", 1e13, 8, bus)
+            expected = bus * proto.bandwidth_factor
+            if name == "LL":
+                expected = min(141e9, expected)
+            assert t.bus_bandwidth == pytest.approx(expected, rel=1e-4)
+            assert t.peak_bus_bandwidth == pytest.approx(expected)
+
+
+def test_ll_cap_is_nccls_llmaxbw():
+    # llMaxBws, one node by GPU generation (compute capability ≥ 100, ≥ 90, ≥ 80, else Volta's
+    # row), across nodes by CPU vendor, 2 nodes or more.
+    assert nccl.ll_max_bus_bandwidth("H100-SXM") == nccl.DEFAULT_LL_MAX_BUS_BANDWIDTH == 141e9
+    assert nccl.ll_max_bus_bandwidth("H200") == 141e9
+    assert nccl.ll_max_bus_bandwidth("A100-80GB") == 87.7e9
+    assert nccl.ll_max_bus_bandwidth("B200") == 282e9
+    assert nccl.ll_max_bus_bandwidth("V100") == nccl.ll_max_bus_bandwidth("T4") == 39e9
+    assert nccl.ll_max_bus_bandwidth("H100-SXM", nodes=2) == 39e9
+    assert nccl.ll_max_bus_bandwidth("H100-SXM", nodes=16) == 20.4e9
+    assert nccl.ll_max_bus_bandwidth("H100-SXM", nodes=2, cpu_vendor="amd") == 22.5e9
+    assert nccl.ll_max_bus_bandwidth("A100-80GB", nodes=4, cpu_vendor="amd") == 19e9
+    # the cap binds on an H100 node's NVLink: 141 GB/s, not 0.5 × 450 GB/s
+    capped = nccl.protocol_time("LL", "all-reduce", 0, 8, 450e9)
+    assert capped.algorithm_bandwidth == pytest.approx(141e9 / 1.75)
+    loose = nccl.protocol_time("LL", "all-reduce", 0, 8, 450e9, ll_max_bandwidth=1e12)
+    assert loose.algorithm_bandwidth == pytest.approx(225e9 / 1.75)
+    # a lower cap moves the LL → LL128 crossover down:
+    # (40.6 − 15) µs / (1/algbw_LL − 1/algbw_LL128)
+    s = nccl.protocol_crossover_bytes("LL", "LL128", "all-reduce", 8, 450e9)
+    expected = 25.6e-6 / (1.75 / 141e9 - 1.75 / (0.92 * 450e9))
+    assert s == pytest.approx(expected)
+    assert s < nccl.protocol_crossover_bytes(
+        "LL", "LL128", "all-reduce", 8, 450e9, ll_max_bandwidth=1e12
+    )
 
 
 def test_crossovers_are_where_the_times_are_equal():
@@ -88,4 +123,12 @@ def test_nccl_refuses_nonsense():
         nccl.overlap_with_channels(1.0, 1.0, 8, "TPU v5e")
     with pytest.raises(ValueError, match="never wins on large messages"):
         nccl.protocol_crossover_bytes("Simple", "LL", "all-reduce", 8, 1e11)
+    with pytest.raises(ValueError, match="ll_max_bandwidth=-1"):
+        nccl.protocol_time("LL", "all-reduce", 1e6, 8, 1e11, ll_max_bandwidth=-1)
+    with pytest.raises(ValueError, match="no CUDA compute capability"):
+        nccl.ll_max_bus_bandwidth("TPU v5e")
+    with pytest.raises(ValueError, match="nodes=0"):
+        nccl.ll_max_bus_bandwidth("H100-SXM", nodes=0)
+    with pytest.raises(ValueError, match="cpu_vendor='arm' is not one of"):
+        nccl.ll_max_bus_bandwidth("H100-SXM", nodes=2, cpu_vendor="arm")
     assert co.bus_bandwidth_factor("all-reduce", 8) == 1.75

@@ -67,6 +67,27 @@ def test_speculation_at_batch_one_is_tokens_per_weight_read():
     )  # nothing accepted: the draft's steps are pure cost
 
 
+def test_speculative_max_batch_holds_both_models():
+    h100 = "H100-SXM"
+    draft = serving.ILLUSTRATIVE_DRAFT
+    b = serving.speculative_max_batch(ILLUSTRATIVE, draft, 4096, h100)
+    # by hand: 80 GB − both models' weights, over both caches of 4096 tokens
+    weights = (ILLUSTRATIVE.total_params + draft.total_params) * 2
+    per_sequence = (2 * 32 * 8 * 128 * 2 + 2 * 16 * 4 * 128 * 2) * 4096
+    assert b == (80e9 - weights) // per_sequence
+    used = weights + b * per_sequence
+    assert used <= 80e9 < used + per_sequence
+    # the draft takes room: fewer sequences than the target alone, which max_batch counts
+    assert 0 < b < inference.max_batch(ILLUSTRATIVE, 4096, h100)
+    assert serving.speculative_max_batch(ILLUSTRATIVE, draft, 512, h100) >= 256
+    assert serving.speculative_max_batch(ILLUSTRATIVE, draft, 4096, "T4") == 0  # 16 GB: no room
+
+
+def test_decode_kernels():
+    assert serving.decode_kernels(ILLUSTRATIVE) == 11 * 32 + 3 == 355
+    assert serving.decode_kernels(serving.ILLUSTRATIVE_DRAFT) == 11 * 16 + 3
+
+
 def test_launch_bound_step():
     s = serving.launch_bound_step(1e-3, 400, 5e-6)
     assert s.cpu_s == pytest.approx(2e-3) and s.cpu_bound
@@ -89,3 +110,9 @@ def test_serving_refuses_nonsense():
         serving.static_batch_occupancy([])
     with pytest.raises(ValueError, match="kernels=0"):
         serving.launch_bound_step(1e-3, 0, 1e-6)
+    with pytest.raises(TypeError, match="draft=None"):
+        serving.speculative_max_batch(ILLUSTRATIVE, None, 4096, "H100-SXM")
+    with pytest.raises(ValueError, match="context_len=0"):
+        serving.speculative_max_batch(ILLUSTRATIVE, ILLUSTRATIVE, 0, "H100-SXM")
+    with pytest.raises(TypeError, match="config='7B'"):
+        serving.decode_kernels("7B")

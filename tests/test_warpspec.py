@@ -143,6 +143,46 @@ def test_stored_facts_are_what_the_compiler_builds():
         assert fresh[key] == ws.COMPILED[key], key
 
 
+@pytest.mark.parametrize(
+    "cases, error, message",
+    [
+        ("matmul", TypeError, r"cases='matmul' must be a list or tuple"),
+        ([], ValueError, r"cases=\[\] must hold at least 1 item"),
+        ([("matmul", "sm_80")] * 12, ValueError, r"at most 11, got 12"),
+        ([("matmul", "sm_80"), 7], TypeError, r"cases\[1\]=7 must be a \(case, target\) pair"),
+        (["matmul", "sm_80"], TypeError, r"cases\[0\]='matmul' must be a \(case, target\) pair"),
+        ([("matmul",)], ValueError, r"cases\[0\]=\('matmul',\) must be a .* got 1 items"),
+        ([(3, "sm_80")], TypeError, r"cases\[0\]\[0\]=3 must be a string"),
+        (
+            [("mm", "sm_80")],
+            ValueError,
+            r"cases\[0\]\[0\]='mm' is not a compiled case; cases: matmul,",
+        ),
+        (
+            [("matmul", "sm_90")],
+            ValueError,
+            r"cases\[0\]\[1\]='sm_90' is not a target of case 'matmul'; "
+            r"its targets: sm_80, sm_100",
+        ),
+    ],
+)
+def test_compile_facts_refuses_bad_cases_before_compiling(monkeypatch, cases, error, message):
+    def never(*args, **kwargs):
+        raise AssertionError("the compiler started on a refused argument")
+
+    monkeypatch.setattr(ws, "_compile_facts", never)
+    with pytest.raises(error, match=message):
+        ws.compile_facts(cases)
+
+
+def test_compile_facts_passes_checked_pairs_to_the_compiler(monkeypatch):
+    seen = []
+    monkeypatch.setattr(ws, "_compile_facts", lambda cases: seen.append(cases) or {})
+    ws.compile_facts([["matmul", "sm_100"], ("two_cta_mma", "sm_100")])
+    ws.compile_facts()
+    assert seen == [(("matmul", "sm_100"), ("two_cta_mma", "sm_100")), None]
+
+
 # --- the budgets -------------------------------------------------------------------------------
 
 

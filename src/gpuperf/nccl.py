@@ -9,7 +9,8 @@ for latency by how the receiver learns that data has arrived (NCCL source, ``dev
   synchronisation, but half of every line is flag: at most 50 % of the link carries payload.
 * **LL128**: 128-byte lines of sixteen 8-byte words, one of which is the flag
   (``NCCL_LL128_DATAELEMS = NCCL_LL128_LINEELEMS - 1``): 120 bytes of payload per 128,
-  93.75 %. It relies on 128-byte stores arriving whole, which NVLink guarantees.
+  93.75 %. It relies on each 128-byte line arriving whole, so NCCL enables it by default only
+  on the paths its tuner trusts to deliver them so (``graph/tuning.cc``).
 * **Simple**: large chunks, then a memory fence and one flag per chunk: all of the link for
   payload, but each step pays the fence and the round trip of the flag.
 
@@ -17,19 +18,23 @@ NCCL's tuner predicts a collective's time as ``latency + bytes / bandwidth`` per
 protocol and picks the fastest (:func:`protocol_time`, :func:`fastest_protocol`). Its constants
 (:data:`PROTOCOLS`): a base latency per protocol (ring: LL 6.6 µs, LL128 14 µs, Simple 8.4 µs),
 a latency per ring step per link type (NVLink: 0.6, 1.9 and 3.4 µs) and a bandwidth factor
-against Simple (LL 0.5, LL128 0.92). Small messages go LL, middling ones LL128, large ones Simple.
-This module uses those three numbers only; NCCL also caps per-channel rates, models trees, NVLS
-and PAT, and corrects for measured effects, none of which is reproduced here.
+against Simple (LL 0.5, LL128 0.92). The ring's LL bus bandwidth is also capped:
+``busBw = min(llMaxBw, 0.5 · busBw)`` (``ncclTopoTuneModel``), with ``llMaxBw`` from the table
+``llMaxBws`` — 141 GB/s for Hopper in one node (:func:`ll_max_bus_bandwidth`). Small messages go
+LL, middling ones LL128, large ones Simple. This module uses those numbers only; NCCL also caps
+LL128's rate per channel (so it depends on the channel count), models trees, NVLS and PAT, and
+corrects for measured effects, none of which is reproduced here.
 
 **Channels take SMs.** NCCL runs a collective as one CTA per *channel* (``NCCL_MAX_CTAS``; at
-most ``MAXCHANNELS`` = 64 in ``device.h``), and each CTA occupies an SM for the whole
-collective. Compute that overlaps the collective has the remaining SMs only:
+most ``MAXCHANNELS`` = 64 in ``device.h``), and each CTA stays resident for the whole
+collective. The model assumes each one keeps a whole SM from compute that overlaps the
+collective, which then has the remaining SMs only:
 :func:`overlap_with_channels` stretches compute by SMs / (SMs − channels) and compares overlap
 with running one after the other. DeepSeek-V3 gave 20 of an H800's 132 SMs to communication
 (§3.2.2 of its report).
 
-Limits: a model of NCCL's own model, ring algorithm only, no per-channel caps; compute is
-assumed to scale with the SMs it gets.
+Limits: a model of NCCL's own model, ring algorithm only, no per-channel caps (LL's cap is
+per communicator, not per channel); compute is assumed to scale with the SMs it gets.
 """
 
 from __future__ import annotations
@@ -108,6 +113,57 @@ def _protocol(protocol: object) -> Protocol:
     return PROTOCOLS[choice("protocol", protocol, tuple(PROTOCOLS))]
 
 
+_GB = 1e9
+#: ``llMaxBws`` of ``graph/tuning.cc`` in bytes/s (NCCL's GB/s are 10⁹ B/s). In one node the row
+#: is the GPU generation's and the column the first ("N1"); across nodes the row is the CPU
+#: vendor's (Intel and others: row 0, AMD: row 1) and the column 2 nodes ("N2") or more ("N4").
+LL_MAX_BUS_BANDWIDTH_ONE_NODE: Mapping[str, float] = MappingProxyType(
+    {"Volta": 39.0 * _GB, "Ampere": 87.7 * _GB, "Hopper": 141.0 * _GB, "Blackwell": 282.0 * _GB}
+)
+LL_MAX_BUS_BANDWIDTH_NODES: Mapping[str, tuple[float, float]] = MappingProxyType(
+    {"intel": (39.0 * _GB, 20.4 * _GB), "amd": (22.5 * _GB, 19.0 * _GB)}
+)
+#: The cap :func:`protocol_time` applies unless told otherwise: an H100 node's.
+DEFAULT_LL_MAX_BUS_BANDWIDTH = LL_MAX_BUS_BANDWIDTH_ONE_NODE["Hopper"]
+#: Largest node count :func:`ll_max_bus_bandwidth` accepts.
+MAX_NODES = 1 << 16
+
+
+def _generation(the_chip: Chip) -> str:
+    """NCCL's compute-capability row: ≥ 10.0 Blackwell, ≥ 9.0 Hopper, ≥ 8.0 Ampere, else Volta."""
+    cc = the_chip.compute_capability
+    if not the_chip.is_gpu or cc is None:
+        raise ValueError(
+            f"chip_name={the_chip.name!r} has no CUDA compute capability "
+            "(NCCL runs on NVIDIA GPUs)"
+        )
+    major, minor = cc
+    comp_cap = 10 * major + minor
+    if comp_cap >= 100:
+        return "Blackwell"
+    if comp_cap >= 90:
+        return "Hopper"
+    return "Ampere" if comp_cap >= 80 else "Volta"
+
+
+def ll_max_bus_bandwidth(
+    chip_name: str | Chip = "H100-SXM", nodes: int = 1, cpu_vendor: str = "intel"
+) -> float:
+    """The most bus bandwidth (bytes/s) NCCL's tuner credits the ring's LL protocol with.
+
+    ``ncclTopoTuneModel`` sets LL's ring bus bandwidth to ``min(llMaxBw, 0.5 · busBw)``. In one
+    node ``llMaxBw`` depends on the GPU generation (H100: 141 GB/s, A100: 87.7 GB/s); across
+    nodes on the CPU vendor and on 2 nodes or more (Intel: 39 and 20.4 GB/s).
+    """
+    the_chip = chip(chip_name)
+    generation = _generation(the_chip)
+    nodes = positive_int("nodes", nodes, 1, MAX_NODES)
+    cpu_vendor = choice("cpu_vendor", cpu_vendor, tuple(LL_MAX_BUS_BANDWIDTH_NODES))
+    if nodes == 1:
+        return LL_MAX_BUS_BANDWIDTH_ONE_NODE[generation]
+    return LL_MAX_BUS_BANDWIDTH_NODES[cpu_vendor][0 if nodes == 2 else 1]
+
+
 @dataclass(frozen=True)
 class ProtocolTime:
     """NCCL's prediction for one protocol: ``latency_s + message_bytes / algorithm_bandwidth``."""
@@ -132,6 +188,11 @@ class ProtocolTime:
         return self.latency_s + self.message_bytes / self.algorithm_bandwidth
 
     @property
+    def peak_bus_bandwidth(self) -> float:
+        """The tuner's bus bandwidth for this protocol: algbw · f (what large messages reach)."""
+        return self.algorithm_bandwidth * bus_bandwidth_factor(self.collective, self.ranks)
+
+    @property
     def bus_bandwidth(self) -> float:
         """The bus bandwidth an nccl-tests run of this size would report."""
         achieved = self.message_bytes / self.time_s
@@ -145,25 +206,32 @@ def protocol_time(
     ranks: int,
     bus_bandwidth: float,
     hardware: str = "nvlink",
+    ll_max_bandwidth: float = DEFAULT_LL_MAX_BUS_BANDWIDTH,
 ) -> ProtocolTime:
     """NCCL's ring estimate for ``protocol``: base + steps · per-step latency, and
     ``bus_bandwidth`` × the protocol's factor converted to algorithm bandwidth.
 
     ``bus_bandwidth`` is what Simple would reach on large messages (the link, per direction).
+    LL's bus bandwidth is ``min(ll_max_bandwidth, 0.5 · bus_bandwidth)``, as in NCCL's tuner;
+    the default cap is an H100 node's 141 GB/s (:func:`ll_max_bus_bandwidth` gives others).
     8 NVLink ranks, all-reduce: LL 6.6 + 14 × 0.6 = 15.0 µs, LL128 40.6 µs, Simple 56.0 µs.
     """
     proto = _protocol(protocol)
     hardware = choice("hardware", hardware, HARDWARE)
     n_steps = steps(collective, ranks)
     bus_bandwidth = positive_float("bus_bandwidth", bus_bandwidth)
+    ll_max_bandwidth = positive_float("ll_max_bandwidth", ll_max_bandwidth)
     factor = bus_bandwidth_factor(collective, ranks)
+    protocol_bus = bus_bandwidth * proto.bandwidth_factor
+    if proto.name == "LL":
+        protocol_bus = min(ll_max_bandwidth, protocol_bus)
     return ProtocolTime(
         protocol=proto.name,
         collective=collective,
         message_bytes=positive_float("message_bytes", message_bytes, allow_zero=True),
         ranks=int(ranks),
         latency_s=proto.base_latency_s + n_steps * proto.step_latency_s[hardware],
-        algorithm_bandwidth=bus_bandwidth * proto.bandwidth_factor / factor,
+        algorithm_bandwidth=protocol_bus / factor,
     )
 
 
@@ -173,10 +241,13 @@ def fastest_protocol(
     ranks: int,
     bus_bandwidth: float,
     hardware: str = "nvlink",
+    ll_max_bandwidth: float = DEFAULT_LL_MAX_BUS_BANDWIDTH,
 ) -> str:
     """The protocol NCCL's ring model predicts fastest for this message (ties: the first)."""
     times = {
-        name: protocol_time(name, collective, message_bytes, ranks, bus_bandwidth, hardware)
+        name: protocol_time(
+            name, collective, message_bytes, ranks, bus_bandwidth, hardware, ll_max_bandwidth
+        )
         for name in PROTOCOLS
     }
     return min(times, key=lambda name: times[name].time_s)
@@ -189,6 +260,7 @@ def protocol_crossover_bytes(
     ranks: int,
     bus_bandwidth: float,
     hardware: str = "nvlink",
+    ll_max_bandwidth: float = DEFAULT_LL_MAX_BUS_BANDWIDTH,
 ) -> float:
     """Message size above which ``faster_large`` beats ``faster_small``:
     S* = (lat_large − lat_small) / (1/algbw_small − 1/algbw_large); 0 if it always does.
@@ -197,8 +269,10 @@ def protocol_crossover_bytes(
     large messages, and the pair is refused)."""
     faster_small = choice("faster_small", faster_small, tuple(PROTOCOLS))
     faster_large = choice("faster_large", faster_large, tuple(PROTOCOLS))
-    small = protocol_time(faster_small, collective, 0, ranks, bus_bandwidth, hardware)
-    large = protocol_time(faster_large, collective, 0, ranks, bus_bandwidth, hardware)
+    small, large = (
+        protocol_time(name, collective, 0, ranks, bus_bandwidth, hardware, ll_max_bandwidth)
+        for name in (faster_small, faster_large)
+    )
     gain_per_byte = 1 / small.algorithm_bandwidth - 1 / large.algorithm_bandwidth
     extra_latency = large.latency_s - small.latency_s
     if gain_per_byte <= 0:
@@ -285,13 +359,18 @@ def overlap_with_channels(
 
 
 __all__ = [
+    "DEFAULT_LL_MAX_BUS_BANDWIDTH",
     "HARDWARE",
+    "LL_MAX_BUS_BANDWIDTH_NODES",
+    "LL_MAX_BUS_BANDWIDTH_ONE_NODE",
     "MAX_CHANNELS",
+    "MAX_NODES",
     "PROTOCOLS",
     "ChannelOverlap",
     "Protocol",
     "ProtocolTime",
     "fastest_protocol",
+    "ll_max_bus_bandwidth",
     "overlap_with_channels",
     "protocol_crossover_bytes",
     "protocol_time",

@@ -18,9 +18,12 @@ and whether the CPU can launch the step's kernels as fast as the GPU runs them:
   small batch costs about one ordinary step, because the step is bound by reading the weights.
   With each drafted token accepted with probability α, a round yields
   (1 − α^(γ+1)) / (1 − α) tokens per read of the target's weights (:func:`speculative_decoding`).
-* **Launch overhead and CUDA graphs.** A decode step at batch 1 is hundreds of small kernels.
-  Launched one by one from Python, the step takes max(GPU time, CPU time to launch them all);
-  captured in a CUDA graph, the whole step is one launch (:func:`launch_bound_step`).
+  Both models live in the same HBM: :func:`speculative_max_batch` is the largest batch whose
+  two sets of weights and two KV caches fit.
+* **Launch overhead and CUDA graphs.** A decode step at batch 1 is hundreds of small kernels
+  (:func:`decode_kernels` counts them for a model). Launched one by one from Python, the step
+  takes max(GPU time, CPU time to launch them all); captured in a CUDA graph, the whole step is
+  one launch (:func:`launch_bound_step`).
 
 Limits: roofline lower bounds (nothing here ran); equal context lengths within a step; the
 draft's acceptance rate is the caller's, not derived; a CUDA graph is modelled as costing one
@@ -37,7 +40,7 @@ import numpy as np
 from ._validate import positive_float, positive_int, show
 from .hardware import Chip, chip
 from .inference import DecoderConfig, decode_step, verify_step
-from .units import check_precision
+from .units import bytes_per_element, check_precision
 
 #: A draft model for the chapter's speculative-decoding example, chosen for illustration like
 #: :data:`gpuperf.inference.ILLUSTRATIVE` (whose vocabulary it shares): 16 layers of width 2048,
@@ -217,9 +220,7 @@ def speculative_decoding(
     The draft runs γ decode steps; the target one :func:`gpuperf.inference.verify_step` of γ + 1
     tokens per sequence. Plain decoding is one target decode step per token.
     """
-    for name, model in (("config", config), ("draft", draft)):
-        if not isinstance(model, DecoderConfig):
-            raise TypeError(f"{name}={show(model)} must be a gpuperf.inference.DecoderConfig")
+    _models(config, draft)
     the_chip = chip(chip_name)
     precision = check_precision(precision)
     gamma = positive_int("draft_tokens", draft_tokens, 1, MAX_DRAFT)
@@ -232,7 +233,59 @@ def speculative_decoding(
     return SpeculativeDecoding(gamma, alpha, draft_step.time_s, verify.time_s, plain.time_s, batch)
 
 
+def _models(config: object, draft: object) -> None:
+    for name, model in (("config", config), ("draft", draft)):
+        if not isinstance(model, DecoderConfig):
+            raise TypeError(f"{name}={show(model)} must be a gpuperf.inference.DecoderConfig")
+
+
+def speculative_max_batch(
+    config: DecoderConfig,
+    draft: DecoderConfig,
+    context_len: int,
+    chip_name: str | Chip,
+    precision: str = "bf16",
+) -> int:
+    """Largest batch that speculative decoding can hold in one chip's HBM: the target's and the
+    draft's weights (all of them, as :func:`gpuperf.inference.max_batch` counts them) plus both
+    models' KV caches of ``context_len`` tokens per sequence.
+
+    ⌊(HBM − target weights − draft weights) / ((target + draft KV bytes per token) · context)⌋,
+    0 when the weights alone do not fit. Like ``max_batch`` it ignores activations, the few
+    drafted tokens' cache entries and the framework's own memory, so it is an upper bound.
+    """
+    _models(config, draft)
+    the_chip = chip(chip_name)
+    precision = check_precision(precision)
+    context_len = positive_int("context_len", context_len)
+    weights = (config.total_params + draft.total_params) * bytes_per_element(precision)
+    free = the_chip.hbm_bytes - weights
+    if free <= 0:
+        return 0
+    per_token = config.kv_bytes_per_token(precision) + draft.kv_bytes_per_token(precision)
+    return int(free // (per_token * context_len))
+
+
 # ------------------------------------------------------------------- launches and CUDA graphs
+
+#: Kernels per layer in the course's count of a decode step: two norms, four matmuls (QKV,
+#: output, gate and up together, down), rotary embedding, attention, the gated activation and
+#: two residual adds. A chosen count, not a trace of any framework: if a program launches more
+#: kernels per layer, a per-kernel cost derived from its measured step with this count is too
+#: high by the same factor (the product, host time per step, is what a measurement fixes).
+KERNELS_PER_LAYER = 11
+#: Kernels after the last layer: the final norm, the LM head and sampling.
+KERNELS_AFTER_LAYERS = 3
+
+
+def decode_kernels(config: DecoderConfig) -> int:
+    """Kernels one decode step launches in the course's count: 11 per layer + 3.
+
+    See :data:`KERNELS_PER_LAYER`; the illustrative model's 32 layers launch 355.
+    """
+    if not isinstance(config, DecoderConfig):
+        raise TypeError(f"config={show(config)} must be a gpuperf.inference.DecoderConfig")
+    return KERNELS_PER_LAYER * config.n_layers + KERNELS_AFTER_LAYERS
 
 
 @dataclass(frozen=True)
@@ -298,15 +351,19 @@ def launch_bound_step(gpu_s: float, kernels: int, cpu_s_per_kernel: float) -> La
 
 __all__ = [
     "ILLUSTRATIVE_DRAFT",
+    "KERNELS_AFTER_LAYERS",
+    "KERNELS_PER_LAYER",
     "MAX_DRAFT",
     "MAX_KERNELS",
     "MAX_SEQUENCES",
     "LaunchBoundStep",
     "PagedKV",
     "SpeculativeDecoding",
+    "decode_kernels",
     "expected_tokens_per_round",
     "launch_bound_step",
     "paged_kv",
     "speculative_decoding",
+    "speculative_max_batch",
     "static_batch_occupancy",
 ]

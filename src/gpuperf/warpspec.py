@@ -403,12 +403,42 @@ def _jobs() -> list[dict]:
     ]
 
 
-def compile_facts(cases: list[tuple[str, str]] | None = None) -> dict:  # pragma: no cover
-    """Compile (case, target) pairs (all by default) in a child process; their fact rows."""
-    known = [(j["case"], j["target"]) for j in _jobs()]
+def _case_target(name: str, value: object) -> tuple[str, str]:
+    """One ``(case, target)`` pair of :data:`CASES`, or an error naming it and the options."""
+    if isinstance(value, str | bytes) or not isinstance(value, list | tuple):
+        raise TypeError(
+            f"{name}={show(value)} must be a (case, target) pair, e.g. ('matmul', 'sm_80')"
+        )
+    if len(value) != 2:
+        raise ValueError(
+            f"{name}={show(value)} must be a (case, target) pair, got {len(value)} items"
+        )
+    case = name_string(f"{name}[0]", value[0])
+    target = name_string(f"{name}[1]", value[1])
+    if case not in CASES:
+        raise ValueError(f"{name}[0]={case!r} is not a compiled case; cases: {', '.join(CASES)}")
+    targets = CASES[case]["targets"]
+    if target not in targets:
+        raise ValueError(
+            f"{name}[1]={target!r} is not a target of case {case!r}; its targets: "
+            f"{', '.join(targets)}"
+        )
+    return case, target
+
+
+def compile_facts(cases: list[tuple[str, str]] | None = None) -> dict[tuple[str, str], tuple]:
+    """Compile (case, target) pairs (``None``: every pair of :data:`CASES`) in a child process;
+    their fact rows, keyed by pair. Needs Triton; about a minute for all of them.
+
+    ``cases`` is a non-empty list of ``(case, target)`` pairs, each a key of :data:`CASES` and
+    one of its targets; anything else is refused before the compiler starts.
+    """
     if cases is not None:
-        pair = lambda name, value: choice(name, tuple(sequence(name, value)), known)
-        cases = sequence("cases", cases, pair)
+        cases = sequence("cases", cases, _case_target, maximum=len(_jobs()))
+    return _compile_facts(cases)
+
+
+def _compile_facts(cases: tuple[tuple[str, str], ...] | None) -> dict:  # pragma: no cover
     jobs = [j for j in _jobs() if cases is None or (j["case"], j["target"]) in cases]
     env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
     env["GPUPERF_COMPILE_ONLY"] = "1"
