@@ -93,11 +93,14 @@ COLAB_NO_DEPS_PACKAGES = (f"otter-grader=={OTTER_VERSION}", "fica>=0.4.1")
 #: ``otter.utils`` python-frontmatter, ``otter.check.logs`` dill, ``otter.execute`` nbconvert).
 #: Installed *with* their dependencies, under a pip constraint that pins the versions of
 #: ipywidgets, numpy, torch and matplotlib already installed, so nothing of Colab's is upgraded.
+#: wrapt has no upper bound although otter 7.0.0 declares ``wrapt<2``: Colab ships wrapt 2.3.0,
+#: whose ``wrapt.decorator`` (all otter uses) is unchanged, and a downgrade would change a
+#: package Colab's own code imports (the Colab replica runs every check under 2.3.0).
 COLAB_WITH_DEPS_PACKAGES = (
     "python-frontmatter>=1.3,<2",
     "ipylab>=1,<2",
     "dill>=0.3",
-    "wrapt>=1.16,<2",
+    "wrapt>=1.16",
     "nbconvert>=6",
 )
 #: Everything :func:`install_otter_for_colab` installs.
