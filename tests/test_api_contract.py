@@ -557,7 +557,7 @@ GOOD_ARGS: dict[str, Any] = {
     "cpu_s_per_kernel": 5e-6, "context_lens": [100, 2000], "max_len": 4096, "block_tokens": 16,
     "bytes_per_token": 1e5, "output_lengths": [10, 200], "terms": lambda: np.full(64, 0.1),
     "block": 32, "tensors": lambda: [np.linspace(-2, 2, 64) * s for s in (1, 3, 0.5)],
-    "ptx": ".reqntid 128\n{\n ret;\n}",
+    "ptx": ".reqntid 128\n{\n ret;\n}", "svg": lambda: _svg(),
 }  # fmt: skip
 
 #: Kernel modules' tensors: small, on the course's device, shapes the launcher accepts.
@@ -715,8 +715,6 @@ GOOD_CALLS: dict[str, Callable[[], dict[str, Any]]] = {
     "grading.answered": lambda: {"name": "x", "value": 1.0},
     "grading.call": lambda: {"name": "f", "fn": abs, "*args": (-1.0,)},
     "grading.run_hidden": lambda: {"question": "q1", "env": {}},
-    "grading.fetch_tests": lambda: {"lab": "lab1_rooflines", "questions": ["q1"],
-                                    "tests_dir": _tmp_dir()},
     "grading.lab_grader": lambda: {"lab": "lab1_rooflines", "questions": ["q1"]},
     "classroom.canary.origin": lambda: {"function": abs},
     "classroom.canary.differences": lambda: {"expected": {"a": "1"}, "observed": {"a": "1"}},
@@ -725,10 +723,21 @@ GOOD_CALLS: dict[str, Callable[[], dict[str, Any]]] = {
     "classroom.wire.dumps": lambda: {"message": {"op": "get", "name": "x"}},
     "classroom.wire.loads": lambda: {"line": b'{"op": "get", "name": "x"}\n'},
     "classroom.wire.Handle": lambda: {"id": 1, "type_name": "float", "is_callable": False},
-    "classroom.grade.find_submissions": lambda: {"folder": _tmp_dir(), "lab": "lab1_rooflines"},
+    "classroom.submissions.find_submissions": lambda: {"folder": _tmp_dir(),
+                                                       "lab": "lab1_rooflines"},
+    "classroom.submissions.read_submission": lambda: {"path": _notebook_file()},
+    "classroom.submissions.code_digest": lambda: {"cells": ["x = 1", "print(x)"]},
+    "classroom.submissions.row_names": lambda: {"stems": ["ada", "x y"],
+                                                "entries": ["ada.ipynb", "x y.ipynb"]},
+    "classroom.grade.flag_identical": lambda: {
+        "rows": [{"student": "ada"}, {"student": "bob"}, {"student": "cy"}],
+        "digests": ["a1", "a1", None], "handout": "h0"},
+    "classroom.grade.spreadsheet_safe": lambda: {"text": "=1+1"},
+    "classroom.student.OutputLog.follow": lambda: {"stream": _finished_pipe(), "heading": b">"},
     "classroom.grade.write_csv": lambda: {"path": _tmp_dir() / "grades.csv",
                                           "questions": ["q1"], "rows": []},
-    "classroom.grade.Submission": lambda: {"student": "ada", "notebook": None},
+    "classroom.submissions.Submission": lambda: {"student": "ada", "entry": "ada.ipynb",
+                                                 "notebook": None},
     "classroom.tester.load_tests": lambda: {"tests_dir": _tmp_dir()},
     "classroom.tester.reference_namespace": lambda: {
         "template": ROOT / "labs" / "lab1_rooflines" / "lab1_rooflines.ipynb"},
@@ -739,6 +748,11 @@ GOOD_CALLS: dict[str, Callable[[], dict[str, Any]]] = {
         "view": types.SimpleNamespace(update=lambda n: f"n = {n}", **_live_figure()),
         "controls": {"n": _explorer_parts()["controls"]["n"]},
     },
+    "bookaccess.accessible_page": lambda: {
+        "page": '<html><body><summary aria-label="Toggle hidden content">x</summary></body>'
+                "</html>"},
+    "bookaccess.setup": lambda: {"app": None},
+    "figures.plain_log_ticks": lambda: {"axis": _axes().xaxis},
     "widgets.static.colab_url": lambda: {"notebook": "chapters/02_roofline.ipynb",
                                          "start": ROOT},
     "widgets.tile_reports.tile_report": lambda: {"target": "sm_80", "block_m": 64,
@@ -764,6 +778,43 @@ def _tmp_dir() -> Path:
     import tempfile
 
     return Path(tempfile.mkdtemp(prefix="gpuperf-contract-"))
+
+
+def _svg() -> str:
+    """A small figure as the book's inline backend writes it: SVG with real text."""
+    import io
+
+    import matplotlib.pyplot as plt
+
+    from gpuperf.figures import RC, SVG_METADATA
+
+    with plt.rc_context(RC):
+        figure = plt.figure(figsize=(2, 1.5))
+        figure.subplots().set_title("a title")
+        out = io.StringIO()
+        figure.savefig(out, format="svg", metadata=SVG_METADATA)
+        plt.close(figure)
+    return out.getvalue()
+
+
+def _notebook_file() -> Path:
+    """A student's notebook (nbformat v4) in a fresh folder."""
+    import nbformat
+
+    path = _tmp_dir() / "ada.ipynb"
+    notebook = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("x = 1")])
+    path.write_text(nbformat.writes(notebook), encoding="utf-8")
+    return path
+
+
+def _finished_pipe() -> Any:
+    """The read end of a pipe whose writer wrote a line and closed (a sandbox's stderr)."""
+    import os
+
+    read, write = os.pipe()
+    os.write(write, b"printed\n")
+    os.close(write)
+    return os.fdopen(read, "rb")
 
 
 def _live_figure() -> dict[str, Any]:
@@ -844,6 +895,7 @@ REFUSED_ONLY: dict[str, str] = {
     "warpspec.regenerate": "compiles every case for a minute (tests/test_warpspec.py)",
     "warpspec.compile_facts": "runs the compiler in a subprocess (tests/test_warpspec.py)",
     "bookext.setup": "a Sphinx extension: needs a Sphinx application (tests/test_book.py)",
+    "bookaccess.setup": "a Sphinx extension: needs a Sphinx application (test_bookaccess.py)",
     "colab.install_triton": "installs Triton inside Colab only (tests/test_colab.py)",
     "kernels.flash_attention_hopper.flash_attention_hopper": "needs an sm_90 GPU",
     "kernels.flash_attention_hopper.FlashAttentionHopper": "needs an sm_90 GPU",
@@ -870,7 +922,6 @@ ACCEPTED: dict[tuple[str, str], tuple[tuple[Any, ...], str]] = {
 #: The grading engineer's modules (issue 22): what a good call would start — a sandboxed
 #: notebook, a class's grading, a download, pip — gets refused values only.
 REFUSED_ONLY |= {
-    "grading.fetch_tests": "downloads a lab's tests",
     "grading.lab_grader": "builds otter's grader, installing it in Colab",
     "grading.run_hidden": "runs a lab's hidden tests",
     "grading.call": "runs a student's function under a time limit",
@@ -922,8 +973,6 @@ NOT_CALLED: dict[str, str] = {
 KNOWN_FAILURES: dict[str, str] = {
     "classroom.canary.differences": "CRASH/SILENT",
     "classroom.canary.fingerprint": "SILENT",
-    "classroom.grade.Submission": "SILENT",
-    "classroom.grade.find_submissions": "CRASH/SILENT",
     "classroom.grade.main": "UNCLEAR",
     "classroom.grade.write_csv": "CRASH/SILENT/UNCLEAR",
     "classroom.main": "UNCLEAR",
@@ -948,7 +997,6 @@ KNOWN_FAILURES: dict[str, str] = {
     "grading.check_padding": "SILENT/UNCLEAR",
     "grading.check_tensor": "CRASH/SILENT/UNCLEAR",
     "grading.check_true": "CRASH/SILENT",
-    "grading.fetch_tests": "CRASH/UNCLEAR",
     "grading.lab_grader": "SILENT",
     "grading.padded": "CRASH/SILENT/UNCLEAR",
     "grading.run_hidden": "CRASH",
@@ -1287,9 +1335,7 @@ MODULE_NAMES = public_module_names()
 
 #: Public callables missing from their module's ``__all__`` in a module another engineer owns
 #: (the entry fails the test once it is fixed, so that it gets removed).
-KNOWN_UNEXPORTED = {
-    "gpuperf.grading.fetch_tests": "grading.py is owned by the grading work (issue 25 item 5)",
-}
+KNOWN_UNEXPORTED: dict[str, str] = {}
 
 
 def test_every_public_callable_is_exported():

@@ -296,7 +296,7 @@ def test_fetch_tests_downloads_each_missing_file(tmp_path, monkeypatch):
     monkeypatch.setattr(grading.urllib.request, "urlopen", urlopen)
     (tmp_path / "tests").mkdir()
     (tmp_path / "tests" / "q2.py").write_text("kept")
-    grading.fetch_tests("lab1_rooflines", ["q1", "q2"], tmp_path / "tests")
+    grading._fetch_tests("lab1_rooflines", ["q1", "q2"], tmp_path / "tests")
     assert fetched == [
         "https://github.com/gpuperf/gpuperf/raw/main/labs/lab1_rooflines/student/tests/q1.py"
     ]
@@ -310,7 +310,7 @@ def test_fetch_tests_from_a_local_folder(tmp_path, monkeypatch):
     monkeypatch.setenv(
         grading.TESTS_URL_ENV, str(tmp_path / "labs" / "{lab}" / "student" / "tests")
     )
-    out = grading.fetch_tests("lab9_x", ["q1"], tmp_path / "fetched")
+    out = grading._fetch_tests("lab9_x", ["q1"], tmp_path / "fetched")
     assert (out / "q1.py").read_text() == "OK_FORMAT = True\n"
 
 

@@ -309,7 +309,7 @@ def test_a_local_array_in_the_stack_frame_is_not_counted_as_a_spill():
 
 @pytest.fixture(scope="module")
 def stored():
-    records = gi.stored_records()
+    records = gi._stored_records()
     if not records:
         pytest.skip(
             f"no compiler records stored for Triton {gi._triton_version()} (written by "
@@ -341,7 +341,7 @@ def test_no_stored_record_is_stale(stored):
             stale.add(record["job"]["module"])
     assert not stale, (
         f"stored compiler records of {sorted(stale)} predate their kernels' source: run "
-        f".ci/store-compiles and commit src/gpuperf/compiled/{gi.store_path().name}"
+        f".ci/store-compiles and commit src/gpuperf/compiled/{gi._store_path().name}"
     )
 
 

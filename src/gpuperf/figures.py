@@ -24,7 +24,7 @@ import re
 import xml.etree.ElementTree as ElementTree
 from typing import Any
 
-from ._validate import positive_float
+from ._validate import finite_float, optional, positive_float, positive_int, sequence, show
 
 __all__ = [
     "FONT_PT",
@@ -107,6 +107,9 @@ def use_book_style() -> None:
 def si_label(value: float, _position: Any = None, unit: str = "") -> str:
     """``2e9`` → ``'2 G'`` + unit, ``0.05`` → ``'0.05'``: a short, plain-text tick label (a
     matplotlib ``FuncFormatter`` function; ``unit`` is appended, e.g. ``'B/s'``)."""
+    finite_float("value", value)  # a check only: the label formats the value as given
+    if not isinstance(unit, str):
+        raise TypeError(f"unit={show(unit)} must be a string, e.g. 'B/s'")
     for scale, prefix in ((1e15, "P"), (1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k")):
         if abs(value) >= scale:
             return f"{value / scale:.3g}{' ' if unit else ''}{prefix}{unit}"
@@ -133,6 +136,11 @@ def plain_log_ticks(
         raise TypeError(f"axis={axis!r} must be a matplotlib Axis, e.g. ax.xaxis")
     if not callable(label):
         raise TypeError(f"label={label!r} must be a function (value, position) -> str")
+    if positive_float("base", base) <= 1:
+        raise ValueError(f"base={show(base)} must be a log base > 1")
+    base = float(base)
+    subs = sequence("subs", subs, positive_float)
+    numticks = optional("numticks", numticks, positive_int)
     axis.set_major_locator(LogLocator(base=base, subs=subs, numticks=numticks))
     axis.set_major_formatter(FuncFormatter(label))
     axis.set_minor_formatter(NullFormatter())
@@ -145,7 +153,10 @@ _FONT_SIZE = re.compile(r"font-size:\s*([0-9.]+)px")
 def _root(svg: str) -> Any:
     if not isinstance(svg, str) or "<svg" not in svg:
         raise TypeError(f"svg={svg[:40] if isinstance(svg, str) else svg!r} must be SVG text")
-    return ElementTree.fromstring(svg.encode("utf-8"))
+    try:
+        return ElementTree.fromstring(svg.encode("utf-8"))
+    except ElementTree.ParseError as error:
+        raise ValueError(f"svg={svg[:40]!r}... is not well-formed SVG: {error}") from None
 
 
 def svg_width_px(svg: str) -> float:

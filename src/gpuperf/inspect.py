@@ -637,7 +637,7 @@ def _key(job: dict, triton_version: str | None = None) -> str:
 _MEMORY: dict[str, dict] = {}
 
 
-def store_path(triton_version: str | None = None) -> Path:
+def _store_path(triton_version: str | None = None) -> Path:
     """The stored records' file for a Triton release (default: the installed one)."""
     return STORE_DIR / f"triton-{triton_version or _triton_version()}.json"
 
@@ -653,9 +653,9 @@ def _request(name: str, value: object) -> Mapping:
 
 
 @cache
-def stored_records() -> dict[str, dict]:
+def _stored_records() -> dict[str, dict]:
     """The shipped records for the installed Triton: key → ``{"job": ..., "raw": ...}``."""
-    path = store_path()
+    path = _store_path()
     if not path.is_file():
         return {}
     return json.loads(path.read_text(encoding="utf-8"))["records"]
@@ -672,7 +672,7 @@ def _log(key: str, job: dict, raw: dict) -> None:
         out.write(line)
 
 
-def write_store(log_paths: list[str | Path]) -> list[Path]:
+def _write_store(log_paths: list[str | Path]) -> list[Path]:
     """Write the stored records from compile logs, one file per Triton release the logs name
     (the installed one, and Colab's from the replica's runs); returns the files written.
 
@@ -690,7 +690,7 @@ def write_store(log_paths: list[str | Path]) -> list[Path]:
                 records[entry["key"]] = {"job": entry["job"], "raw": raw}
     written = []
     for version, records in sorted(by_version.items()):
-        path = store_path(version)
+        path = _store_path(version)
         path.parent.mkdir(parents=True, exist_ok=True)
         # One record a line, sorted by key: a refresh shows in a diff as the records it changed.
         lines = [
@@ -701,7 +701,7 @@ def write_store(log_paths: list[str | Path]) -> list[Path]:
         body = json.dumps(head)[:-1] + ', "records": {\n' + ",\n".join(lines) + "\n}}\n"
         path.write_text(body, encoding="utf-8")
         written.append(path)
-    stored_records.cache_clear()
+    _stored_records.cache_clear()
     return written
 
 
@@ -742,8 +742,8 @@ def compile_many(requests: list[dict], *, fresh: bool = False) -> list[CompileRe
         path = _cache_dir() / f"{key}.json"
         if key in _MEMORY:
             raws[key] = _MEMORY[key]
-        elif key in stored_records():
-            raw = {**stored_records()[key]["raw"], "triton_version": _triton_version()}
+        elif key in _stored_records():
+            raw = {**_stored_records()[key]["raw"], "triton_version": _triton_version()}
             raws[key] = _MEMORY[key] = raw
         elif path.exists():
             raws[key] = _MEMORY[key] = json.loads(path.read_text())
@@ -1036,7 +1036,7 @@ if __name__ == "__main__" and "--worker" in sys.argv:
     _worker()
 elif __name__ == "__main__" and "--store" in sys.argv:
     # python -m gpuperf.inspect --store LOG [LOG ...]: what .ci/store-compiles runs
-    for path in write_store(sys.argv[sys.argv.index("--store") + 1 :]):
+    for path in _write_store(sys.argv[sys.argv.index("--store") + 1 :]):
         count = len(json.loads(path.read_text(encoding="utf-8"))["records"])
         print(f"{count} compiler records → {path}")
 elif __name__ == "__main__":

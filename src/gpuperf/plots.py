@@ -630,6 +630,7 @@ def sm_diagram(chip_name: str | Chip = "A100-80GB", *, figsize=(WIDTH_IN, 4.4)) 
     cache / shared memory. Unit counts per partition from the whitepapers; registers and shared
     memory from the chip table."""
     the_chip, _, _, _, _, units = _layout(chip_name)
+    figsize = figure_size("figsize", figsize)
     fig, ax = _pyplot().subplots(figsize=figsize, layout="constrained")
     box = functools.partial(_box, ax)
     ax.set_xlim(-0.5, 100.5)

@@ -40,6 +40,7 @@ from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+from .._validate import sequence, show
 from . import sandbox
 from .submissions import (
     Submission,
@@ -111,6 +112,8 @@ FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
 def spreadsheet_safe(text: str) -> str:
     """``text`` as a spreadsheet shows it but never runs it: a leading ``'`` before a formula
     character (OWASP's advice for CSV files)."""
+    if not isinstance(text, str):
+        raise TypeError(f"text={show(text)} must be a string (a cell of grades.csv)")
     return "'" + text if text.startswith(FORMULA_START) else text
 
 
@@ -127,7 +130,16 @@ def write_csv(path: Path, questions: Sequence[str], rows: list[dict]) -> None:
 
 def flag_identical(rows: list[dict], digests: list[str | None], handout: str) -> None:
     """Fill ``identical_to`` of every row whose code cells are the same as another row's (not
-    penalised: a human decides). Copies of the untouched handout are not flagged."""
+    penalised: a human decides). Copies of the untouched handout are not flagged.
+
+    ``rows`` are dicts with a ``"student"`` name; ``digests`` holds one code digest (a string,
+    or ``None`` where the code is unknown) per row; ``handout`` is the handout's digest."""
+    rows = list(sequence("rows", rows, _student_row, minimum=0))
+    digests = list(sequence("digests", digests, _digest, minimum=0))
+    if len(digests) != len(rows):
+        raise ValueError(f"digests={show(digests)} must hold one digest per row ({len(rows)})")
+    if not isinstance(handout, str):
+        raise TypeError(f"handout={show(handout)} must be the handout's digest (a string)")
     groups: dict[str, list[str]] = defaultdict(list)
     for row, digest in zip(rows, digests, strict=True):
         if digest and digest != handout:
@@ -137,12 +149,27 @@ def flag_identical(rows: list[dict], digests: list[str | None], handout: str) ->
         row["identical_to"] = " ".join(others)
 
 
+def _student_row(name: str, value: object) -> dict:
+    """A row of ``grades.csv``: a dict (changed in place) whose ``"student"`` is a string."""
+    if not isinstance(value, dict):
+        raise TypeError(f"{name}={show(value)} must be a row of grades.csv (a dict)")
+    if not isinstance(value.get("student"), str):
+        raise ValueError(f"{name}={show(value)} must have a 'student' name (a string)")
+    return value
+
+
+def _digest(name: str, value: object) -> str | None:
+    if value is not None and not isinstance(value, str):
+        raise TypeError(f"{name}={show(value)} must be a code digest (a string) or None")
+    return value
+
+
 def _printable(text: str) -> str:
     """``text`` without control characters (a file name could hold terminal escape codes)."""
     return "".join(c if c.isprintable() else "?" for c in text)
 
 
-def handout_digest(template: Path) -> str:
+def _handout_digest(template: Path) -> str:
     """:func:`~gpuperf.classroom.submissions.code_digest` of the handed-out notebook."""
     try:
         notebook = read_submission(template)
@@ -260,7 +287,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     with ThreadPoolExecutor(max_workers=args.jobs) as pool:
         rows, digests = zip(*pool.map(work, submissions), strict=True)
     rows = list(rows)
-    flag_identical(rows, list(digests), handout_digest(template))
+    flag_identical(rows, list(digests), _handout_digest(template))
     csv_path = out_dir / "grades.csv"
     write_csv(csv_path, questions, rows)
     ungraded = sum(r["status"] != "GRADED" for r in rows)

@@ -29,6 +29,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from .._validate import positive_int, show
 from . import sandbox, wire
 
 #: Cells that only call otter's checks: not run while grading (the tests run outside).
@@ -73,14 +74,19 @@ class OutputLog:
     every sandbox the submission ran in, and how many more bytes were dropped."""
 
     def __init__(self, limit: int = MAX_OUTPUT_BYTES) -> None:
-        self.limit = limit
+        self.limit = positive_int("limit", limit, minimum=0)
         self.data = bytearray()
         self.dropped = 0
         self.lock = threading.Lock()
         self.readers: list[threading.Thread] = []
 
     def follow(self, stream: Any, heading: bytes = b"") -> None:
-        """Start reading ``stream`` until it closes."""
+        """Start reading ``stream`` (an open binary file with a ``fileno``, such as a pipe)
+        until it closes; ``heading`` (bytes) goes first."""
+        if not callable(getattr(stream, "fileno", None)) or getattr(stream, "closed", True):
+            raise TypeError(f"stream={show(stream)} must be an open file with a fileno (a pipe)")
+        if not isinstance(heading, bytes | bytearray):
+            raise TypeError(f"heading={show(heading)} must be bytes")
         self._append(heading)
         reader = threading.Thread(target=self._read, args=(stream,), daemon=True)
         reader.start()

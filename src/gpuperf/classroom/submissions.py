@@ -33,6 +33,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from .._validate import file_path, name_string, sequence, show
+
 #: A notebook file name ends with this, in any case (``Upper.IPYNB`` is one).
 NOTEBOOK_SUFFIX = ".ipynb"
 #: Characters a row name may keep; anything else becomes ``_``.
@@ -51,6 +53,19 @@ class Submission:
     entry: str
     notebook: Path | None
     problem: str = ""
+
+    def __post_init__(self) -> None:
+        name_string("student", self.student)
+        _text("entry", self.entry)
+        if self.notebook is not None:
+            file_path("notebook", self.notebook)
+        _text("problem", self.problem)
+
+
+def _text(name: str, value: object) -> str:
+    if not isinstance(value, str):
+        raise TypeError(f"{name}={show(value)} must be a string")
+    return value
 
 
 def _is_notebook_name(name: str) -> bool:
@@ -79,6 +94,12 @@ def row_names(stems: list[str], entries: list[str]) -> list[str]:
     Names equal up to case (``Ada`` and ``ada``: one folder on a case-insensitive disk) or given
     twice (``ada.ipynb`` beside an ``ada/`` folder) all take the hash suffix too.
     """
+    stems = list(sequence("stems", stems, _text, minimum=0))
+    entries = list(sequence("entries", entries, _text, minimum=0))
+    if len(entries) != len(stems):
+        raise ValueError(
+            f"entries={show(entries)} must hold one entry name per stem ({len(stems)} stems)"
+        )
     clean = [_clean(stem) for stem in stems]
     # names kept as they are can only collide with each other: the others all take a ``~``
     counts = Counter(name.lower() for name, stem in zip(clean, stems, strict=True) if name == stem)
@@ -182,8 +203,11 @@ def read_submission(path: Path) -> Any:
     is a regular file of at most :data:`MAX_NOTEBOOK_BYTES`; else :class:`SubmissionError`."""
     import nbformat
 
+    path = file_path("path", path)
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    except FileNotFoundError:  # the caller's mistake: a submission found is never missing
+        raise SubmissionError(f"notebook unreadable: no file at path={show(str(path))}") from None
     except OSError as error:
         why = "it is a symbolic link" if os.path.islink(path) else error.strerror
         raise SubmissionError(f"notebook unreadable: {why}") from None
@@ -236,6 +260,7 @@ def _type_name(value: Any) -> str:
 def code_digest(cells: list[str]) -> str:
     """sha256 of a notebook's code cells (what ``grades.csv`` compares to flag identical
     submissions: the same code under two names, whatever the outputs or metadata)."""
+    cells = list(sequence("cells", cells, _text, minimum=0))
     return hashlib.sha256(json.dumps(cells).encode("utf-8", "surrogatepass")).hexdigest()
 
 

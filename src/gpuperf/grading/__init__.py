@@ -1175,7 +1175,7 @@ def _tests_source(lab: str, base_url: str | None) -> str:
     return base
 
 
-def fetch_tests(
+def _fetch_tests(
     lab: str,
     questions: Sequence[str],
     tests_dir: str | Path = "tests",
@@ -1206,14 +1206,16 @@ def lab_grader(
 
     Locally (and under ``otter run``) this is ``otter.Notebook(tests_dir=tests_dir)``. In Colab
     it first installs what otter needs if any of it is missing (:func:`install_otter_for_colab`,
-    which never upgrades Colab's ipywidgets) and fetches the lab's public tests (from
-    ``tests_url``, ``GPUPERF_LAB_TESTS_URL`` or the course repository: :func:`fetch_tests`).
+    which never upgrades Colab's ipywidgets) and fetches the lab's public tests that are not in
+    ``tests_dir`` yet: from ``tests_url`` (a folder or URL) if given, else from the one in the
+    environment variable ``GPUPERF_LAB_TESTS_URL`` (``{lab}`` replaced by the lab's name), else
+    from the course repository's ``labs/<lab>/student/tests``.
     If otter cannot be imported, the error names the module that is really missing.
     """
     if _in_colab():
         if _missing_modules():
             install_otter_for_colab()
-        fetch_tests(lab, questions, tests_dir, base_url=tests_url)
+        _fetch_tests(lab, questions, tests_dir, base_url=tests_url)
     try:
         import otter
     except ModuleNotFoundError as error:
