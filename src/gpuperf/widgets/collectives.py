@@ -402,7 +402,8 @@ def collective_static(
                 "start:Q",
                 title="share of the ring's time",
                 scale=alt.Scale(domain=[0, 1]),
-                axis=alt.Axis(format="%"),
+                # quarters: 0% to 100% all labelled, apart, at a phone's width and a desktop's
+                axis=alt.Axis(format="%", values=[0, 0.25, 0.5, 0.75, 1]),
             ),
             x2="stop:Q",
             color=alt.Color(

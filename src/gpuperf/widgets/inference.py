@@ -333,7 +333,13 @@ def decode_static(
         .mark_bar(height=22)
         .encode(
             y=rows_axis,
-            x=alt.X("x0:Q", title="share", scale=alt.Scale(domain=[0, 1])),
+            x=alt.X(
+                "x0:Q",
+                title="share",
+                scale=alt.Scale(domain=[0, 1]),
+                # quarters: 0% to 100% all labelled, apart, at a phone's width and a desktop's
+                axis=alt.Axis(format="%", values=[0, 0.25, 0.5, 0.75, 1]),
+            ),
             x2="x1:Q",
             color=alt.Color(
                 "part:N",

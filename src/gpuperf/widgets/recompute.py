@@ -334,7 +334,8 @@ def recompute_static(
         alt.value(0.35),
     )
     colours = alt.Scale(domain=[label for label, _ in PARTS], range=[c for _, c in PARTS])
-    gb = alt.Axis(title="bytes kept per layer, per GPU (GB)")
+    # about five ticks at any width: labels an em apart on a phone, not eleven on a desktop
+    gb = alt.Axis(title="bytes kept per layer, per GPU (GB)", tickCount=5)
     layers = []
     for k, (label, _) in enumerate(PARTS):
         encoding = {
@@ -359,6 +360,8 @@ def recompute_static(
                 "flops:Q",
                 title="extra FLOPs per step (%)",
                 scale=alt.Scale(domain=list(FLOP_RANGE)),
+                # every 10 %: each label apart at a phone's width, none left out on a desktop
+                axis=alt.Axis(values=list(range(0, int(FLOP_RANGE[1]) + 1, 10))),
             ),
             y=y,
             opacity=opacity,

@@ -431,9 +431,13 @@ def precision_static(
 
     x_scale = alt.Scale(type="log", domain=list(_INTENSITY), nice=False)
     x_title = "arithmetic intensity (FLOP/byte)"
-    x = alt.X(
-        "x:Q", title=x_title, scale=x_scale, axis=alt.Axis(values=[10.0**k for k in range(-1, 5)])
+    # every decade labelled at a phone's width too: 1k and 10k, not 1,000 and 10,000 (which
+    # come closer than an em there, so Vega would drop the last label)
+    x_axis = alt.Axis(
+        values=[10.0**k for k in range(-1, 5)],
+        labelExpr="datum.value < 1 ? format(datum.value, '~g') : format(datum.value, '~s')",
     )
+    x = alt.X("x:Q", title=x_title, scale=x_scale, axis=x_axis)
     y_scale = alt.Scale(type="log", domain=list(_FLOPS), nice=False)
     y_title = "attainable FLOP/s"
     y = alt.Y(
