@@ -120,6 +120,20 @@ def session_shared_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
 
 
+@pytest.fixture(autouse=True)
+def _matplotlib_settings_restored():
+    """Each test starts from the matplotlib settings the last one found: a test that changes
+    them globally (``figures.use_book_style()``, called by the API sweep) would otherwise change
+    the figures of the next test on the same worker."""
+    try:
+        import matplotlib
+    except ModuleNotFoundError:  # the replica's torch-free calculators' tests
+        yield
+        return
+    with matplotlib.rc_context():
+        yield
+
+
 @pytest.fixture(scope="session")
 def built_book(tmp_path_factory: pytest.TempPathFactory) -> BookBuild:
     """``jupyter-book build . -W -n --keep-going`` into a fresh directory, once per session.
