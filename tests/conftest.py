@@ -122,12 +122,12 @@ def session_shared_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(autouse=True)
 def _matplotlib_settings_restored():
-    """Each test starts from the matplotlib settings the last one found: a test that changes
-    them globally (``figures.use_book_style()``, called by the API sweep) would otherwise change
-    the figures of the next test on the same worker."""
+    """matplotlib's global settings are put back after each test: a test that changes them
+    (``figures.use_book_style()``, called by the API sweep) would otherwise change the figures
+    of the next test on the same worker."""
     try:
         import matplotlib
-    except ModuleNotFoundError:  # the replica's torch-free calculators' tests
+    except ModuleNotFoundError:  # the calculators need no matplotlib, nor do their tests
         yield
         return
     with matplotlib.rc_context():
