@@ -190,6 +190,9 @@ def test_ci_leaves_the_checkout_as_it_found_it(tmp_path):
     (repo / ".ci").mkdir(parents=True)
     for name in (".ci/tested-versions", ".ci/constraints.txt", ".gitignore"):
         shutil.copy2(ROOT / name, repo / name)
+    # a committed file this environment does not match (the real one may match it exactly)
+    with open(repo / ".ci" / "constraints.txt", "a", encoding="utf-8") as constraints:
+        constraints.write("not-a-package-ci-tested==0.0.0\n")
     git = ["git", "-c", "user.name=ci", "-c", "user.email=ci@example.invalid"]
     for args in (["init", "-q"], ["add", "-A"], ["commit", "-qm", "checkout"]):
         subprocess.run([*git, *args], cwd=repo, check=True, capture_output=True)
