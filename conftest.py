@@ -4,12 +4,14 @@ Strict mode (``--nbval``): stored outputs must match a fresh run, after the subs
 ``tests/nbval_sanitize.cfg``. Generated student notebooks are not run: their answers are blank.
 
 The calculators' coverage gate (``--cov=gpuperf``, see ``[tool.coverage]`` in pyproject.toml)
-counts what the calculators' own tests run; every other test is marked ``no_cover`` (pytest-cov
-stops tracing during it), so one pytest run holds the whole suite and the gate at no cost.
+counts what the calculators' own tests run; every other test is marked ``no_cover`` and runs
+untraced from its setup to its teardown, so one pytest run holds the whole suite and the gate at
+no cost.
 """
 
 from __future__ import annotations
 
+import contextlib
 import re
 from pathlib import Path
 
@@ -42,6 +44,49 @@ def pytest_collection_modifyitems(config, items):
     for item in items:
         if item.path not in counted:
             item.add_marker(pytest.mark.no_cover)
+
+
+def _coverage(config):
+    """pytest-cov's controller of this process's coverage, or None without ``--cov``."""
+    return getattr(config.pluginmanager.get_plugin("_cov"), "cov_controller", None)
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_sessionstart(session):
+    """Under pytest-xdist, pytest-cov 7.1 starts coverage twice in each worker: once when the
+    worker parses ``-n`` (the master's kind of coverage) and again, its own, at session start.
+    Coverage keeps started collectors on a stack, so pausing the second for a ``no_cover`` test
+    resumed the first, and every test was traced (measured: +67 % CPU on kernel tests). The
+    first collects nothing pytest-cov ever saves, so it is stopped before the second starts."""
+    controller = _coverage(session.config)
+    if controller is not None and hasattr(session.config, "workerinput"):
+        controller.pause()
+
+
+@contextlib.contextmanager
+def _untraced(item):
+    """No tracing for a ``no_cover`` test (pytest-cov itself pauses only around its call)."""
+    controller = _coverage(item.config)
+    if controller is None or item.get_closest_marker("no_cover") is None:
+        yield
+        return
+    controller.pause()
+    try:
+        yield
+    finally:
+        controller.resume()
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_setup(item):
+    with _untraced(item):
+        return (yield)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_teardown(item, nextitem):
+    with _untraced(item):
+        return (yield)
 
 
 def pytest_configure(config):

@@ -45,6 +45,17 @@ FLAGS = [
 #: a Vega run's promise, the drawer's link on screen), never a guess of how long work takes, so
 #: this cap only turns a hang into a failure; a loaded machine just makes the waits longer.
 READY_LIMIT_S = 120
+#: How often a wait asks again. Asking is one short script, so the check is cheap; Selenium's
+#: default (0.5 s) left the browser idle for up to half a second after most signals.
+POLL_S = 0.02
+
+
+def _until(browser, condition):
+    """Wait, asking every ``POLL_S``, until ``condition(browser)`` is true (a hang after
+    ``READY_LIMIT_S``); return what it returned."""
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    return WebDriverWait(browser, READY_LIMIT_S, poll_frequency=POLL_S).until(condition)
 
 
 def toc_pages() -> list[str]:
@@ -95,28 +106,26 @@ def driver(chrome_paths):
 def _wait_until_settled(browser, *, load_lazy_images: bool = True) -> None:
     """Wait for the page, its images and MathJax. Images marked ``loading="lazy"`` are loaded
     at once unless ``load_lazy_images`` is False (a first view loads only those on screen)."""
-    from selenium.webdriver.support.ui import WebDriverWait
-
     if load_lazy_images:
-        WebDriverWait(browser, READY_LIMIT_S).until(
-            lambda b: b.execute_script("return document.readyState !== 'loading'")
-        )
+        _until(browser, lambda b: b.execute_script("return document.readyState !== 'loading'"))
         browser.execute_script(
             "document.querySelectorAll('img[loading=lazy]').forEach(i => i.loading = 'eager')"
         )
-    WebDriverWait(browser, READY_LIMIT_S).until(
+    _until(
+        browser,
         lambda b: b.execute_script(
             "return document.readyState === 'complete' && Array.from(document.images)"
             ".every(i => i.complete || i.loading === 'lazy')"
-        )
+        ),
     )
     # MathJax typesets asynchronously; wait for it where the page has math.
-    WebDriverWait(browser, READY_LIMIT_S).until(
+    _until(
+        browser,
         lambda b: b.execute_script(
             "return !window.MathJax || !MathJax.startup || !MathJax.startup.promise"
             " ? true : (window.__mj_done === true ||"
             " (MathJax.startup.promise.then(() => { window.__mj_done = true; }), false))"
-        )
+        ),
     )
 
 
@@ -294,27 +303,23 @@ def _tap_toggle(browser) -> None:
 
 
 def test_table_of_contents_opens_on_a_phone(server, phone):
-    from selenium.webdriver.support.ui import WebDriverWait
-
     page = "chapters/02_roofline"
     phone.get(f"{server}/{page}.html")
     _wait_until_settled(phone)
     assert not phone.execute_script(TOC_SHOWN_JS), "the sidebar is open before the tap"
     _tap_toggle(phone)
-    WebDriverWait(phone, READY_LIMIT_S).until(lambda b: b.execute_script(TOC_SHOWN_JS))
+    _until(phone, lambda b: b.execute_script(TOC_SHOWN_JS))
     _screenshot(phone, page, "390-drawer")
 
 
 def test_sidebar_collapses_on_a_desktop(server, driver):
-    from selenium.webdriver.support.ui import WebDriverWait
-
     driver.get(f"{server}/chapters/02_roofline.html")
     _wait_until_settled(driver)
     assert driver.execute_script(TOC_SHOWN_JS), "the desktop sidebar is not shown"
     _tap_toggle(driver)
-    WebDriverWait(driver, READY_LIMIT_S).until(lambda b: not b.execute_script(TOC_SHOWN_JS))
+    _until(driver, lambda b: not b.execute_script(TOC_SHOWN_JS))
     _tap_toggle(driver)  # and back, for the tests that follow
-    WebDriverWait(driver, READY_LIMIT_S).until(lambda b: b.execute_script(TOC_SHOWN_JS))
+    _until(driver, lambda b: b.execute_script(TOC_SHOWN_JS))
 
 
 WIDE_JS = """
@@ -374,13 +379,9 @@ return [img.getBoundingClientRect().width, document.documentElement.scrollWidth]
 def test_a_shrunk_figure_enlarges_on_a_tap(server, phone):
     """Chapter 1's widest figure is shrunk to the phone's column; a tap shows it at its own size
     inside its output box (the page still does not scroll sideways); a second tap fits it again."""
-    from selenium.webdriver.support.ui import WebDriverWait
-
     phone.get(f"{server}/chapters/01_gpu_anatomy.html")
     _wait_until_settled(phone)
-    WebDriverWait(phone, READY_LIMIT_S).until(
-        lambda b: (b.execute_script(WIDEST_FIGURE_JS) or {}).get("natural")
-    )
+    _until(phone, lambda b: (b.execute_script(WIDEST_FIGURE_JS) or {}).get("natural"))
     before = phone.execute_script(WIDEST_FIGURE_JS)
     assert before["zoomable"], f"the widest figure is not marked for a tap: {before}"
     shown, own = before["aspect"]
@@ -500,12 +501,8 @@ return svg ? svg.outerHTML + root.querySelector('.gpuperf-vega-note').textConten
 
 def _wait_for_each_vega_figure(browser, ids: list[str]) -> None:
     """Keep each figure of ``ids`` on screen in turn until it has drawn."""
-    from selenium.webdriver.support.ui import WebDriverWait
-
     for uid in ids:
-        WebDriverWait(browser, READY_LIMIT_S).until(
-            lambda b, uid=uid: b.execute_script(VEGA_SHOWN_AND_READY_JS, uid)
-        )
+        _until(browser, lambda b, uid=uid: b.execute_script(VEGA_SHOWN_AND_READY_JS, uid))
 
 
 def _show_vega_figures(browser) -> list[str]:
@@ -645,7 +642,6 @@ def test_the_drawer_opens_and_closes_from_the_keyboard(server, phone):
     """Tab reaches the sidebar button, Enter opens the drawer, Escape closes it."""
     from selenium.webdriver.common.action_chains import ActionChains
     from selenium.webdriver.common.keys import Keys
-    from selenium.webdriver.support.ui import WebDriverWait
 
     phone.get(f"{server}/chapters/02_roofline.html")
     _wait_until_settled(phone)
@@ -656,9 +652,9 @@ def test_the_drawer_opens_and_closes_from_the_keyboard(server, phone):
             break
     assert phone.execute_script(TOGGLE_FOCUSED_JS), "Tab never reached the sidebar button"
     ActionChains(phone).send_keys(Keys.ENTER).perform()
-    WebDriverWait(phone, READY_LIMIT_S).until(lambda b: b.execute_script(TOC_SHOWN_JS))
+    _until(phone, lambda b: b.execute_script(TOC_SHOWN_JS))
     ActionChains(phone).send_keys(Keys.ESCAPE).perform()
-    WebDriverWait(phone, READY_LIMIT_S).until(lambda b: not b.execute_script(TOC_SHOWN_JS))
+    _until(phone, lambda b: not b.execute_script(TOC_SHOWN_JS))
 
 
 @pytest.mark.parametrize("page", ["chapters/02_roofline", "chapters/05_collectives"])
@@ -986,12 +982,10 @@ def test_the_sidebar_reads_each_title_once_and_numbers_without_gaps(server, driv
 
 
 def test_the_drawer_reads_each_title_once_and_numbers_without_gaps(server, phone):
-    from selenium.webdriver.support.ui import WebDriverWait
-
     phone.get(f"{server}/chapters/02_roofline.html")
     _wait_until_settled(phone)
     _tap_toggle(phone)
-    WebDriverWait(phone, READY_LIMIT_S).until(lambda b: b.execute_script(TOC_SHOWN_JS))
+    _until(phone, lambda b: b.execute_script(TOC_SHOWN_JS))
     entries = phone.execute_script(NAV_TEXTS_JS)
     _screenshot(phone, "chapters/02_roofline", "390-drawer-open")
     defects = _navigation_defects(entries)

@@ -2,8 +2,9 @@
 
 Every chapter and lab notebook opens with the same setup cell. It installs ``gpuperf`` from the
 course repository **only inside Google Colab** (a local reader already has it from
-``requirements.txt``), and on a page with Triton kernels also the Triton that Colab's CPU runtime
-lacks (:mod:`gpuperf.colab`). It never installs, pins or upgrades numpy, torch, matplotlib or
+``requirements.txt``) and only once per runtime (a restarted session keeps what was installed,
+so running the cell again costs nothing), and on a page with Triton kernels also the Triton that
+Colab's CPU runtime lacks (:mod:`gpuperf.colab`). It never installs, pins or upgrades numpy, torch, matplotlib or
 ipywidgets: Colab ships its own, and replacing them breaks the runtime (the d2l and QuantEcon
 courses learnt this the hard way). The canonical text of that cell lives here, in
 :func:`colab_setup_source`, and ``tests/test_notebooks.py`` checks every notebook against it, with
@@ -64,9 +65,11 @@ def colab_setup_source(repository_url: str, *, triton: bool = False) -> str:
         f"# Colab only (≈ 10 s, once per runtime): installs {what}.",
         "# Nothing else: numpy, torch, matplotlib and ipywidgets stay as Colab ships them.",
         "import sys",
+        "from importlib.metadata import distributions",
         "",
         'if "google.colab" in sys.modules:',
-        f'    %pip install -q "gpuperf @ git+{url}"',
+        '    if not any(distributions(name="gpuperf")):  # a restarted session keeps it',
+        f'        %pip install -q "gpuperf @ git+{url}"',
     ]
     if triton:
         lines += [
