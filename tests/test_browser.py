@@ -10,6 +10,7 @@ has no SEVERE entries.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import http.server
 import tempfile
@@ -129,6 +130,47 @@ def _wait_until_settled(browser, *, load_lazy_images: bool = True) -> None:
     )
 
 
+#: The page each browser shows, settled and as a test left it: session → (URL, the mark put
+#: into that very document). The ``page`` parameters have module scope, so pytest runs the
+#: tests of one page one after another, and checks that only read a page share one load of it.
+_SHOWN: dict[str, tuple[str, str]] = {}
+
+
+def _show(browser, url: str) -> None:
+    """Load ``url`` and wait until it has settled, unless the browser still shows that very
+    document (its mark is there) and no test changed it since."""
+    import secrets
+
+    shown = _SHOWN.pop(browser.session_id, None)
+    if (
+        shown
+        and shown[0] == url == browser.current_url
+        and browser.execute_script("return window.gpuperfShownMark || null") == shown[1]
+    ):
+        _SHOWN[browser.session_id] = shown
+        return
+    browser.get(url)
+    _wait_until_settled(browser)
+    mark = secrets.token_hex(8)
+    browser.execute_script("window.gpuperfShownMark = arguments[0];", mark)
+    _SHOWN[browser.session_id] = (url, mark)
+
+
+def _forget(browser) -> None:
+    """The test changes the page and leaves it changed: the next test loads it again."""
+    _SHOWN.pop(browser.session_id, None)
+
+
+@contextlib.contextmanager
+def _changing(browser):
+    """Around steps that change the page and put it back as it was: if they stop half-way,
+    the next test loads the page again."""
+    shown = _SHOWN.pop(browser.session_id, None)
+    yield
+    if shown is not None:
+        _SHOWN[browser.session_id] = shown
+
+
 IMAGES_JS = """
 return Array.from(document.querySelectorAll('article img, main img')).map(img => {
   const fig = img.closest('figure');
@@ -140,11 +182,10 @@ return Array.from(document.querySelectorAll('article img, main img')).map(img =>
 """
 
 
-@pytest.mark.parametrize("page", toc_pages())
+@pytest.mark.parametrize("page", toc_pages(), scope="module")
 def test_page_renders_offline(page, server, driver, built_book, axe_source):
     driver.get_log("browser")  # drop entries from earlier pages
-    driver.get(f"{server}/{page}.html")
-    _wait_until_settled(driver)
+    _show(driver, f"{server}/{page}.html")
     _screenshot(driver, page, "1280")
 
     heading = driver.execute_script(
@@ -195,13 +236,13 @@ return results;
 """
 
 
-@pytest.mark.parametrize("page", toc_pages())
+@pytest.mark.parametrize("page", toc_pages(), scope="module")
 def test_scrubbers_move_when_scrubbed(page, server, driver):
     """Every kernel-free figure changes its picture (or its note) when any control moves."""
     driver.get_log("browser")
-    driver.get(f"{server}/{page}.html")
-    _wait_until_settled(driver)
-    results = driver.execute_script(SCRUB_JS)
+    _show(driver, f"{server}/{page}.html")
+    with _changing(driver):  # every control moves one notch and back
+        results = driver.execute_script(SCRUB_JS)
     count = driver.execute_script(
         "return document.querySelectorAll('.gpuperf-scrubber, .gpuperf-vega').length"
     )
@@ -304,8 +345,7 @@ def _tap_toggle(browser) -> None:
 
 def test_table_of_contents_opens_on_a_phone(server, phone):
     page = "chapters/02_roofline"
-    phone.get(f"{server}/{page}.html")
-    _wait_until_settled(phone)
+    _show(phone, f"{server}/{page}.html")
     assert not phone.execute_script(TOC_SHOWN_JS), "the sidebar is open before the tap"
     _tap_toggle(phone)
     _until(phone, lambda b: b.execute_script(TOC_SHOWN_JS))
@@ -343,10 +383,9 @@ return wide.slice(0, 5);
 """
 
 
-@pytest.mark.parametrize("page", toc_pages())
+@pytest.mark.parametrize("page", toc_pages(), scope="module")
 def test_no_page_scrolls_sideways_on_a_phone(page, server, phone, axe_source):
-    phone.get(f"{server}/{page}.html")
-    _wait_until_settled(phone)
+    _show(phone, f"{server}/{page}.html")
     _screenshot(phone, page, "390")
     width = phone.execute_script("return document.documentElement.scrollWidth")
     if width > PHONE["width"]:
@@ -393,53 +432,6 @@ def test_a_shrunk_figure_enlarges_on_a_tap(server, phone):
     _screenshot(phone, "chapters/01_gpu_anatomy", "390-figure-enlarged")
     width, _ = phone.execute_script(TAP_FIGURE_JS)
     assert width < PHONE["width"], "a second tap did not fit the figure to the column again"
-
-
-FIRST_VIEW_JS = """
-return [location.href].concat(performance.getEntriesByType('resource').map(e => e.name));
-"""
-
-
-def first_view_bytes(browser, server: str, html: Path, page: str) -> dict[str, int]:
-    """Gzipped bytes (level 6, as a web server sends them) of every file a first view of
-    ``page`` fetched from the book: the HTML and its JS, CSS, fonts and images."""
-    import gzip
-    from urllib.parse import unquote, urlsplit
-
-    browser.execute_cdp_cmd("Network.enable", {})
-    browser.execute_cdp_cmd("Network.setCacheDisabled", {"cacheDisabled": True})
-    browser.get(f"{server}/{page}.html")
-    _wait_until_settled(browser, load_lazy_images=False)
-    sizes = {}
-    for url in dict.fromkeys(browser.execute_script(FIRST_VIEW_JS)):
-        if not url.startswith(server):
-            continue
-        path = html / unquote(urlsplit(url).path).lstrip("/")
-        if path.is_file():
-            sizes[path.relative_to(html).as_posix()] = len(gzip.compress(path.read_bytes(), 6))
-    browser.execute_cdp_cmd("Network.setCacheDisabled", {"cacheDisabled": False})
-    return sizes
-
-
-@pytest.mark.parametrize("page", [p for p in toc_pages() if p.startswith("chapters/")])
-def test_chapter_page_weight_on_first_view(page, server, phone, built_book):
-    sizes = first_view_bytes(phone, server, built_book.html, page)
-    total = sum(sizes.values())
-    print(f"\npage weight {page}: {total / 1000:.0f} kB gzipped, {len(sizes)} files")
-    heaviest = sorted(sizes.items(), key=lambda item: -item[1])[:5]
-    assert f"{page}.html" in sizes, sorted(sizes)
-    assert total <= PAGE_BUDGET_BYTES, (
-        f"{page}: {total / 1000:.0f} kB gzipped on first view > {PAGE_BUDGET_BYTES / 1000:.0f} "
-        f"kB; heaviest: {[(name, round(size / 1000)) for name, size in heaviest]}"
-    )
-
-
-def test_mathjax_loads_only_on_pages_with_maths(server, phone, built_book):
-    """The front page has no formula: no MathJax; chapter 2 has formulas: MathJax typesets."""
-    intro = first_view_bytes(phone, server, built_book.html, "intro")
-    assert not [name for name in intro if "mathjax" in name], sorted(intro)
-    roofline = first_view_bytes(phone, server, built_book.html, "chapters/02_roofline")
-    assert [name for name in roofline if "mathjax" in name], sorted(roofline)
 
 
 # ------------------------------------------------------------------------------ vega figures
@@ -545,40 +537,39 @@ def test_a_figure_scrolled_past_is_drawn_once_it_is_shown(server, phone):
     assert _show_vega_figures(phone) == ids
 
 
-@pytest.mark.parametrize("page", sorted(PAGES_WITH_VEGA))
+@pytest.mark.parametrize("page", sorted(PAGES_WITH_VEGA), scope="module")
 def test_vega_figures_draw_and_every_control_moves_them(page, server, driver):
     """The figure draws an SVG offline; moving any bound control changes the picture or its
     note; nothing is logged to the console as an error."""
     driver.get_log("browser")
-    driver.get(f"{server}/{page}.html")
-    _wait_until_settled(driver)
+    _show(driver, f"{server}/{page}.html")
     ids = _show_vega_figures(driver)
     assert ids, f"{page}: expected a gpuperf.vega figure"
     frozen = []
-    for uid in ids:
-        before_all = driver.execute_script(VEGA_PICTURE_JS, uid)
-        assert "<svg" in before_all, f"{page}: {uid} drew no SVG"
-        controls = driver.execute_script(VEGA_CONTROLS_JS, uid)
-        assert controls, f"{page}: {uid} has no controls"
-        for c in controls:
-            before = driver.execute_script(VEGA_PICTURE_JS, uid)
-            # a notch that lands on a combination with data: the next value, or the previous
-            _set_vega_control(driver, uid, c["name"], (int(c["value"]) + 1) % c["count"])
-            if driver.execute_script(VEGA_PICTURE_JS, uid) == before:
-                frozen.append((uid, c["name"]))
-            _set_vega_control(driver, uid, c["name"], c["value"])
+    with _changing(driver):  # each control moves one notch and back
+        for uid in ids:
+            before_all = driver.execute_script(VEGA_PICTURE_JS, uid)
+            assert "<svg" in before_all, f"{page}: {uid} drew no SVG"
+            controls = driver.execute_script(VEGA_CONTROLS_JS, uid)
+            assert controls, f"{page}: {uid} has no controls"
+            for c in controls:
+                before = driver.execute_script(VEGA_PICTURE_JS, uid)
+                # a notch that lands on a combination with data: the next value, or the previous
+                _set_vega_control(driver, uid, c["name"], (int(c["value"]) + 1) % c["count"])
+                if driver.execute_script(VEGA_PICTURE_JS, uid) == before:
+                    frozen.append((uid, c["name"]))
+                _set_vega_control(driver, uid, c["name"], c["value"])
     _screenshot(driver, page, "1280-vega")
     assert not frozen, f"{page}: moving these controls did not change the figure: {frozen}"
     severe = [e for e in driver.get_log("browser") if e["level"] == "SEVERE"]
     assert not severe, f"{page}: console errors: {severe}"
 
 
-@pytest.mark.parametrize("page", sorted(PAGES_WITH_VEGA))
+@pytest.mark.parametrize("page", sorted(PAGES_WITH_VEGA), scope="module")
 def test_vega_figures_fit_a_phone(page, server, phone):
     """Drawn at 390 px, a figure is as wide as its column: the page does not scroll sideways,
     and the chart's text is at least 12 px (9 pt), the size the issue asks for at 390 px."""
-    phone.get(f"{server}/{page}.html")
-    _wait_until_settled(phone)
+    _show(phone, f"{server}/{page}.html")
     ids = _show_vega_figures(phone)
     _screenshot(phone, page, "390-vega")
     width = phone.execute_script("return document.documentElement.scrollWidth")
@@ -657,15 +648,17 @@ def test_the_drawer_opens_and_closes_from_the_keyboard(server, phone):
     _until(phone, lambda b: not b.execute_script(TOC_SHOWN_JS))
 
 
-@pytest.mark.parametrize("page", ["chapters/02_roofline", "chapters/05_collectives"])
+@pytest.mark.parametrize(
+    "page", ["chapters/02_roofline", "chapters/05_collectives"], scope="module"
+)
 def test_every_vega_control_works_from_the_keyboard(page, server, driver):
     """Each slider and drop-down of a figure takes focus and moves with an arrow key, and the
     picture (or its note) changes: no control needs a mouse."""
     from selenium.webdriver.common.keys import Keys
 
-    driver.get(f"{server}/{page}.html")
-    _wait_until_settled(driver)
+    _show(driver, f"{server}/{page}.html")
     frozen = []
+    _forget(driver)  # the arrow keys leave the controls moved
     for uid in _show_vega_figures(driver):
         inputs = driver.execute_script(
             "return Array.from(document.getElementById(arguments[0])"
@@ -836,13 +829,12 @@ def static_figure_pages() -> list[str]:
     return pages
 
 
-@pytest.mark.parametrize("page", static_figure_pages())
+@pytest.mark.parametrize("page", static_figure_pages(), scope="module")
 def test_static_figures_read_on_a_phone(page, server, phone):
     """At 390 px every static figure is SVG with real text, its smallest word is at least 12 px
     as displayed (font size × displayed width ÷ drawn width), its tick labels keep apart and the
     axes cut no marker."""
-    phone.get(f"{server}/{page}.html")
-    _wait_until_settled(phone)
+    _show(phone, f"{server}/{page}.html")
     results = phone.execute_async_script(STATIC_FIGURES_JS, MIN_LABEL_GAP_PX)
     assert isinstance(results, list), f"{page}: measuring failed: {results}"
     assert results, f"{page}: no static figure found"
@@ -915,11 +907,10 @@ def _vega_defects(browser, uid: str) -> list[str]:
     ]
 
 
-@pytest.mark.parametrize("page", sorted(PAGES_WITH_VEGA))
+@pytest.mark.parametrize("page", sorted(PAGES_WITH_VEGA), scope="module")
 def test_vega_figures_keep_labels_markers_and_controls_whole_on_a_phone(page, server, phone):
     """At 390 px: no tick labels touching, no marker cut by the axes, no control cut off."""
-    phone.get(f"{server}/{page}.html")
-    _wait_until_settled(phone)
+    _show(phone, f"{server}/{page}.html")
     problems = []
     for uid in _show_vega_figures(phone):
         problems += _vega_defects(phone, uid)
@@ -928,11 +919,10 @@ def test_vega_figures_keep_labels_markers_and_controls_whole_on_a_phone(page, se
     assert not problems, f"{page} at {PHONE['width']} px: " + "; ".join(problems)
 
 
-@pytest.mark.parametrize("page", sorted(PAGES_WITH_VEGA))
+@pytest.mark.parametrize("page", sorted(PAGES_WITH_VEGA), scope="module")
 def test_vega_figures_keep_labels_and_markers_whole_on_a_desktop(page, server, driver):
     """At 1280 px: no tick labels touching, no marker cut by the axes."""
-    driver.get(f"{server}/{page}.html")
-    _wait_until_settled(driver)
+    _show(driver, f"{server}/{page}.html")
     problems = [p for uid in _show_vega_figures(driver) for p in _vega_defects(driver, uid)]
     assert not problems, f"{page} at 1280 px: " + "; ".join(problems)
 
@@ -990,3 +980,55 @@ def test_the_drawer_reads_each_title_once_and_numbers_without_gaps(server, phone
     _screenshot(phone, "chapters/02_roofline", "390-drawer-open")
     defects = _navigation_defects(entries)
     assert not defects, f"drawer: {defects}; entries: {[e['text'] for e in entries]}"
+
+
+# ------------------------------------------------------------------------------ page weight
+# Last in the file: a first view loads its page anew, with the cache off, so the checks above
+# that share one load of a page run before it.
+FIRST_VIEW_JS = """
+return [location.href].concat(performance.getEntriesByType('resource').map(e => e.name));
+"""
+
+
+def first_view_bytes(browser, server: str, html: Path, page: str) -> dict[str, int]:
+    """Gzipped bytes (level 6, as a web server sends them) of every file a first view of
+    ``page`` fetched from the book: the HTML and its JS, CSS, fonts and images."""
+    import gzip
+    from urllib.parse import unquote, urlsplit
+
+    browser.execute_cdp_cmd("Network.enable", {})
+    browser.execute_cdp_cmd("Network.setCacheDisabled", {"cacheDisabled": True})
+    browser.get(f"{server}/{page}.html")
+    _wait_until_settled(browser, load_lazy_images=False)
+    sizes = {}
+    for url in dict.fromkeys(browser.execute_script(FIRST_VIEW_JS)):
+        if not url.startswith(server):
+            continue
+        path = html / unquote(urlsplit(url).path).lstrip("/")
+        if path.is_file():
+            sizes[path.relative_to(html).as_posix()] = len(gzip.compress(path.read_bytes(), 6))
+    browser.execute_cdp_cmd("Network.setCacheDisabled", {"cacheDisabled": False})
+    return sizes
+
+
+@pytest.mark.parametrize(
+    "page", [p for p in toc_pages() if p.startswith("chapters/")], scope="module"
+)
+def test_chapter_page_weight_on_first_view(page, server, phone, built_book):
+    sizes = first_view_bytes(phone, server, built_book.html, page)
+    total = sum(sizes.values())
+    print(f"\npage weight {page}: {total / 1000:.0f} kB gzipped, {len(sizes)} files")
+    heaviest = sorted(sizes.items(), key=lambda item: -item[1])[:5]
+    assert f"{page}.html" in sizes, sorted(sizes)
+    assert total <= PAGE_BUDGET_BYTES, (
+        f"{page}: {total / 1000:.0f} kB gzipped on first view > {PAGE_BUDGET_BYTES / 1000:.0f} "
+        f"kB; heaviest: {[(name, round(size / 1000)) for name, size in heaviest]}"
+    )
+
+
+def test_mathjax_loads_only_on_pages_with_maths(server, phone, built_book):
+    """The front page has no formula: no MathJax; chapter 2 has formulas: MathJax typesets."""
+    intro = first_view_bytes(phone, server, built_book.html, "intro")
+    assert not [name for name in intro if "mathjax" in name], sorted(intro)
+    roofline = first_view_bytes(phone, server, built_book.html, "chapters/02_roofline")
+    assert [name for name in roofline if "mathjax" in name], sorted(roofline)

@@ -45,9 +45,9 @@ def test_only_the_calculators_tests_are_traced(tmp_path, workers):
         f"{Path(__file__).relative_to(ROOT)}::test_probe_outside_the_gate_runs_untraced",
         "tests/test_hardware.py",
     ]  # fmt: skip
-    done = subprocess.run(
-        command, cwd=ROOT, env={**os.environ, PROBE_ENV: "1"}, capture_output=True, text=True
-    )
+    # its own data files: a session combining the files of the one running it would delete them
+    env = {**os.environ, PROBE_ENV: "1", "COVERAGE_FILE": str(tmp_path / ".coverage")}
+    done = subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     files = json.loads(report.read_text())["files"]
     hardware = next(data for name, data in files.items() if name.endswith("gpuperf/hardware.py"))
