@@ -2,11 +2,11 @@
 
 Every chapter and lab notebook opens with the same setup cell. It installs ``gpuperf`` from the
 course repository **only inside Google Colab** (a local reader already has it from
-``requirements.txt``) and only once per runtime (a restarted session keeps what was installed,
-so running the cell again costs nothing), and on a page with Triton kernels also the Triton that
-Colab's CPU runtime lacks (:mod:`gpuperf.colab`). It never installs, pins or upgrades numpy, torch, matplotlib or
-ipywidgets: Colab ships its own, and replacing them breaks the runtime (the d2l and QuantEcon
-courses learnt this the hard way). The canonical text of that cell lives here, in
+``requirements.txt``) and once per runtime (a restarted session keeps what was installed, so
+running the cell again costs nothing), and on a page with Triton kernels also the Triton that
+Colab's CPU runtime lacks (:mod:`gpuperf.colab`). It never installs, pins or upgrades numpy,
+torch, matplotlib or ipywidgets: Colab ships its own, and replacing them breaks the runtime (the
+d2l and QuantEcon courses learnt this the hard way). The canonical text of that cell lives here, in
 :func:`colab_setup_source`, and ``tests/test_notebooks.py`` checks every notebook against it, with
 the repository URL read from the book's ``_config.yml`` and :func:`needs_triton` deciding from
 the notebook's own imports whether the page needs Triton. The cell ends by drawing every figure
@@ -67,15 +67,21 @@ def colab_setup_source(repository_url: str, *, triton: bool = False) -> str:
         "import sys",
         "from importlib.metadata import distributions",
         "",
-        'if "google.colab" in sys.modules:',
-        '    if not any(distributions(name="gpuperf")):  # a restarted session keeps it',
-        f'        %pip install -q "gpuperf @ git+{url}"',
     ]
+    install = f'%pip install -q "gpuperf @ git+{url}"'
     if triton:
         lines += [
+            'if "google.colab" in sys.modules:',
+            '    if not any(distributions(name="gpuperf")):  # a restarted session keeps it',
+            f"        {install}",
             "    from gpuperf.colab import install_triton",
             "",
             "    install_triton()  # the CPU runtime has none; the GPU runtime's is kept",
+        ]
+    else:
+        lines += [
+            'if "google.colab" in sys.modules and not any(distributions(name="gpuperf")):',
+            f"    {install}",
         ]
     lines += [
         "",
