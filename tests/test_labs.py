@@ -216,7 +216,14 @@ def regenerate(lab_dir: Path) -> None:
 
 
 def _files(directory: Path) -> set[str]:
-    return {str(p.relative_to(directory)) for p in directory.rglob("*") if p.is_file()}
+    """The files under ``directory``, bytecode caches left out: Python writes ``__pycache__``
+    beside any module it imports (the labs' hidden tests too) unless told not to, and git
+    ignores it."""
+    return {
+        str(p.relative_to(directory))
+        for p in directory.rglob("*")
+        if p.is_file() and "__pycache__" not in p.relative_to(directory).parts
+    }
 
 
 @cache
@@ -227,6 +234,17 @@ def assigned() -> dict[str, Path]:
     with ThreadPoolExecutor(max_workers=max(2, os.cpu_count() or 1)) as pool:
         outs = pool.map(lambda lab_dir: assign(lab_dir, work / lab_dir.name / "dist"), labs)
         return {lab_dir.name: out for lab_dir, out in zip(labs, outs, strict=True)}
+
+
+def test_bytecode_caches_are_not_generated_files(tmp_path) -> None:
+    """A reader's Python writes ``__pycache__`` into ``autograder/`` when it imports the hidden
+    tests from there; that is not a file otter assign should have made."""
+    (tmp_path / "tests" / "__pycache__").mkdir(parents=True)
+    (tmp_path / "tests" / "q1.py").write_text("OK_FORMAT = True\n")
+    (tmp_path / "tests" / "__pycache__" / "q1.cpython-311.pyc").write_bytes(b"\0")
+    (tmp_path / "__pycache__").mkdir()
+    (tmp_path / "__pycache__" / "hidden_tests.cpython-311.pyc").write_bytes(b"\0")
+    assert _files(tmp_path) == {str(Path("tests") / "q1.py")}
 
 
 @pytest.mark.parametrize("lab_dir", lab_dirs(), ids=lambda p: p.name)
