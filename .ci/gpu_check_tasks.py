@@ -111,6 +111,20 @@ def probe(cpu: bool) -> int:
 # ------------------------------------------------------------------------------ notebooks
 
 
+def ipc_kernel():
+    """Configuration of a kernel that talks over Unix sockets, not TCP ports: a kernel started
+    while other processes open ports could find the port its manager picked already taken and
+    die at start (seen in CI, six checks at once: "ZMQError: Address already in use"). The
+    sockets' path is absolute (a relative one is read from each process's own folder) and
+    unique to this kernel."""
+    import uuid
+
+    from traitlets.config import Config
+
+    sockets = Path(tempfile.gettempdir()) / f"gpuperf-kernel-{uuid.uuid4().hex[:16]}"
+    return Config({"KernelManager": {"transport": "ipc", "ip": str(sockets)}})
+
+
 def notebook(path: str) -> int:
     """Execute a notebook in a fresh kernel, in memory, as a Colab user would (its committed
     outputs are not compared: timings and device names differ on a GPU; nbval does that on the
@@ -127,7 +141,7 @@ def notebook(path: str) -> int:
 
     client = nbclient.NotebookClient(
         nb, timeout=CELL_TIMEOUT_S, kernel_name="python3", on_cell_start=on_cell_start,
-        resources={"metadata": {"path": str(Path(path).parent)}},
+        resources={"metadata": {"path": str(Path(path).parent)}}, config=ipc_kernel(),
     )  # fmt: skip
     try:
         client.execute()

@@ -33,6 +33,7 @@ import shutil
 import sys
 import tempfile
 import time
+import uuid
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from functools import cache
@@ -299,6 +300,10 @@ async def execute(job: Job, replica: colab.Replica, gate: InstallGate) -> Row:
         km = AsyncKernelManager(
             kernel_name=colab.KERNEL_NAME,
             kernel_spec_manager=KernelSpecManager(kernel_dirs=[str(replica.kernels)]),
+            # Unix sockets at a unique absolute path, not TCP ports that another process can
+            # take between the manager's pick and the kernel's bind ("Address already in use")
+            transport="ipc",
+            ip=str(Path(tempfile.gettempdir()) / f"gpuperf-kernel-{uuid.uuid4().hex[:16]}"),
         )
         client = NotebookClient(
             nb,

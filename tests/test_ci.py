@@ -369,6 +369,34 @@ def test_a_failed_stop_on_fail_check_stops_the_run(tmp_path):
 
 
 @pytest.mark.slow
+def test_the_notebook_task_starts_kernels_on_unix_sockets(tmp_path):
+    """The runner starts several kernels at once while other processes open TCP ports; a kernel
+    on TCP can lose its port before it binds and die ("Address already in use", seen in CI).
+    The notebook task's kernels use Unix sockets at an absolute path of their own, so the
+    kernel (in the notebook's folder) and its client (elsewhere) find the same sockets."""
+    import nbclient
+
+    spec = importlib.util.spec_from_file_location("gpu_check_tasks", GPU_CHECK_PY.parent
+                                                  / "gpu_check_tasks.py")  # fmt: skip
+    tasks = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(tasks)
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_code_cell(
+        "from ipykernel.kernelapp import IPKernelApp\n"
+        "app = IPKernelApp.instance()\nprint(app.transport, app.ip)"
+    )]  # fmt: skip
+    first, second = tasks.ipc_kernel(), tasks.ipc_kernel()
+    client = nbclient.NotebookClient(
+        nb, kernel_name="python3", timeout=HANG_GUARD_S, config=first,
+        resources={"metadata": {"path": str(tmp_path)}},
+    )  # fmt: skip
+    client.execute()
+    transport, ip = nb.cells[0].outputs[0]["text"].split()
+    assert transport == "ipc" and Path(ip).is_absolute(), (transport, ip)
+    assert ip == first.KernelManager.ip != second.KernelManager.ip
+
+
+@pytest.mark.slow
 def test_the_real_tasks_under_the_runner_on_the_cpu(tmp_path):
     """The probe (which refuses to call this CPU a GPU: exit status 2), a good and a broken
     notebook, lab 1's untouched student notebook (zero), a pytest run with one failure and the
