@@ -116,7 +116,8 @@ def ipc_kernel():
     while other processes open ports could find the port its manager picked already taken and
     die at start (seen in CI, six checks at once: "ZMQError: Address already in use"). The
     sockets' path is absolute (a relative one is read from each process's own folder) and
-    unique to this kernel."""
+    unique to this kernel. The tests' kernels: ``tests/jupyter_kernels.py`` (this tool runs
+    without the tests)."""
     import uuid
 
     from traitlets.config import Config

@@ -33,7 +33,6 @@ import shutil
 import sys
 import tempfile
 import time
-import uuid
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from functools import cache
@@ -44,6 +43,7 @@ if __name__ == "__main__":  # run alone: gpuperf from this checkout
     sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
 import colab_replica as colab
+from jupyter_kernels import on_unix_sockets
 
 from gpuperf import grading
 from gpuperf import notebook as nbhelpers
@@ -300,10 +300,7 @@ async def execute(job: Job, replica: colab.Replica, gate: InstallGate) -> Row:
         km = AsyncKernelManager(
             kernel_name=colab.KERNEL_NAME,
             kernel_spec_manager=KernelSpecManager(kernel_dirs=[str(replica.kernels)]),
-            # Unix sockets at a unique absolute path, not TCP ports that another process can
-            # take between the manager's pick and the kernel's bind ("Address already in use")
-            transport="ipc",
-            ip=str(Path(tempfile.gettempdir()) / f"gpuperf-kernel-{uuid.uuid4().hex[:16]}"),
+            **on_unix_sockets(),  # no TCP port another process could take first
         )
         client = NotebookClient(
             nb,

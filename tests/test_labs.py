@@ -481,25 +481,15 @@ def test_wrong_answer_loses_exactly_its_points(lab_dir: Path, parity: str) -> No
 # ------------------------------------------------------------------------- untouched notebooks
 
 
-def ipc_kernel():
-    """A kernel on Unix sockets at a unique absolute path, not on TCP ports that another
-    process can take between the manager's pick and the kernel's bind ("Address already in
-    use", seen in CI); as .ci/gpu_check_tasks.py starts its kernels."""
-    import uuid
-
-    from traitlets.config import Config
-
-    sockets = Path(tempfile.gettempdir()) / f"gpuperf-kernel-{uuid.uuid4().hex[:16]}"
-    return Config({"KernelManager": {"transport": "ipc", "ip": str(sockets)}})
-
-
 @cache
 def untouched_errors() -> dict[str, list[str]]:
     """Run every cell of every untouched student notebook in a Jupyter kernel, as a student who
     presses "Run all" does (grader checks included; two kernels at a time): lab → the errors
     its cells raised, and everything they printed."""
     import nbformat
+    from jupyter_kernels import on_unix_sockets
     from nbclient import NotebookClient
+    from traitlets.config import Config
 
     work = Path(tempfile.mkdtemp(prefix="gpuperf-untouched-"))
 
@@ -511,7 +501,7 @@ def untouched_errors() -> dict[str, list[str]]:
         client = NotebookClient(
             nb, timeout=RUN_TIMEOUT_S, allow_errors=True, record_timing=False,
             resources={"metadata": {"path": str(path.parent)}},
-            config=ipc_kernel(),  # no TCP port another process could take first
+            config=Config({"KernelManager": on_unix_sockets()}),
         )  # fmt: skip
         client.execute()
         errors, printed = [], []
