@@ -62,7 +62,10 @@ def lab_dirs() -> list[Path]:
 # For each lab and question: the source that replaces the question's answer cell, or an
 # (old, new) substitution applied to the solution's answer cell. Each is wrong in a way the
 # question's public *and* hidden tests catch, so the question scores zero.
-LOOP_FOREVER = "while True:\n    pass\n"
+# A cell that never finishes until the cell limit stops it. It sleeps: a busy loop (``while
+# True: pass``, stopped the same way, see tests/test_grading.py) burned a core for the whole
+# limit, in a suite whose every second of CPU counts.
+LOOP_FOREVER = "import time\nwhile True:\n    time.sleep(1)\n"
 WRONG: dict[str, dict[str, str | tuple[str, str]]] = {
     "lab1_rooflines": {
         # forgot to count the output bytes everywhere

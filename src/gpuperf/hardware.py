@@ -738,6 +738,11 @@ def _key(name: str) -> str:
     return re.sub(r"[\s_\-]+", "", name.lower())
 
 
+#: Canonical names by :func:`_key`, so :func:`chip` finds a name with one lookup (calculators
+#: and the book's figures call it tens of thousands of times).
+_BY_KEY: dict[str, Chip] = {_key(c.name): c for c in _CHIPS}
+
+
 def chips() -> tuple[Chip, ...]:
     """Every chip in the table, in table order (older and smaller first, TPUs last)."""
     return _CHIPS
@@ -757,9 +762,8 @@ def chip(name: str | Chip) -> Chip:
     if not isinstance(name, str):
         raise KeyError(f"chip name must be a string, got {name!r}; known: {', '.join(_BY_NAME)}")
     key = _key(name)
-    for canonical in _BY_NAME:
-        if _key(canonical) == key:
-            return _BY_NAME[canonical]
+    if key in _BY_KEY:
+        return _BY_KEY[key]
     if key in _ALIASES:
         return _BY_NAME[_ALIASES[key]]
     raise KeyError(f"unknown chip {name!r}; known chips: {', '.join(_BY_NAME)}")

@@ -198,8 +198,15 @@ RECIPES = {
     "hang_in_c": {
         "base": "solution",
         "after": {"start": ["import signal\nsignal.signal(signal.SIGALRM, signal.SIG_IGN)\n"]},
-        # a long call into C, in a notebook that ignores SIGALRM
-        "answers": {"q4": "total = sum(range(10**13))\n"},
+        # a long call into C that no signal handler can end: every signal it may block is
+        # blocked (SIGALRM is ignored besides), then it sleeps in C. Only killing the sandbox
+        # stops it; it spends no CPU while the grader waits (sum(range(10**13)), the CPU-bound
+        # way to hang in C, burned a core for the whole cell limit and ends the same way)
+        "answers": {
+            "q4": "import signal, time\n"
+            "signal.pthread_sigmask(signal.SIG_BLOCK, signal.valid_signals())\n"
+            "time.sleep(10**6)\n"
+        },
         "expect": {
             "status": "GRADED",
             "scores": {"q1": 2, "q2": 2, "q3": 2, "q4": 0, "q5": 2, "q6": 2},
