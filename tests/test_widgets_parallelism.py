@@ -76,3 +76,17 @@ def test_chip_without_a_measured_latency_starts_from_the_h100s():
 def test_steps_blit(explorer, needless_full_redraws):
     steps = [{"latency_ns": float(latency)} for latency in np.linspace(100, 1500, 12)]
     assert needless_full_redraws(explorer, steps) == []
+
+
+def test_the_static_curve_keeps_exactly_the_bends_and_the_ends():
+    """The static figure stores a curve by its corners: a rise sampled at many collinear points
+    then a flat top keeps the start, the bend and the end, nothing else; fewer than three points
+    are kept as they are; two lines of different lengths are refused."""
+    xs = np.linspace(0, 64, 129)
+    ys = np.minimum(xs * 2.5, 100.0)  # bends at x = 40
+    assert wp._corners(xs, ys) == [(0.0, 0.0), (40.0, 100.0), (64.0, 100.0)]
+    assert wp._corners(xs, xs) == [(0.0, 0.0), (64.0, 64.0)]  # a straight line: its ends
+    assert wp._corners([1.0, 2.0], [3.0, 4.0]) == [(1.0, 3.0), (2.0, 4.0)]
+    assert wp._corners([], []) == []
+    with pytest.raises(ValueError, match="equally long"):
+        wp._corners([0.0, 1.0, 2.0], [0.0, 1.0])
