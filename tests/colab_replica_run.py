@@ -399,8 +399,10 @@ async def _run_all(replica: colab.Replica, selected: list[Job], parallel: int, l
 
 
 def default_parallel() -> int:
-    """Kernels at once: one per core plus one (kernels also wait on pip and on each other)."""
-    return int(os.environ.get("GPUPERF_COLAB_REPLICA_JOBS") or min(4, (os.cpu_count() or 1) + 1))
+    """Kernels at once: one per core (at most 4). One more, to cover kernels waiting on pip,
+    cost more than it gained: on 2 cores, 3 at a time took 291 and 330 CPU-seconds and 169 and
+    191 s, 2 at a time 269 and 307 CPU-seconds and 161 and 180 s (2026-11-27, same hour)."""
+    return int(os.environ.get("GPUPERF_COLAB_REPLICA_JOBS") or min(4, os.cpu_count() or 1))
 
 
 def _children_cpu_s() -> float:
