@@ -7,11 +7,15 @@ The calculators' coverage gate (``--cov=gpuperf``, see ``[tool.coverage]`` in py
 counts what the calculators' own tests run; every other test is marked ``no_cover`` and runs
 untraced from its setup to its teardown, so one pytest run holds the whole suite and the gate at
 no cost.
+
+Under pytest-xdist each worker, and every kernel, grader and replica it starts, gets its share
+of the cores' OpenMP threads (:func:`share_of_the_cores`).
 """
 
 from __future__ import annotations
 
 import contextlib
+import os
 import re
 from pathlib import Path
 
@@ -19,6 +23,24 @@ import pytest
 
 ROOT = Path(__file__).parent
 SANITIZE = ROOT / "tests" / "nbval_sanitize.cfg"
+
+
+def share_of_the_cores() -> None:
+    """In a pytest-xdist worker, set ``OMP_NUM_THREADS`` to the cores per worker (unless the
+    caller set it), before anything imports torch; the kernels, graders and replicas the worker
+    starts inherit it. The workers already keep every core busy: torch's default of one thread
+    per core in each of them, and in each kernel beside them, oversubscribes the cores, and idle
+    OpenMP threads spin. Measured on 2 cores (2026-11-27): the kernel tests and three kernel
+    notebooks took 45 and 48 CPU-seconds by default, 38 and 39 with one thread per worker.
+    (scikit-learn's test suite limits its workers' threads the same way.)"""
+    workers = os.environ.get("PYTEST_XDIST_WORKER_COUNT", "")
+    if workers.isdigit() and int(workers) > 0:
+        affinity = getattr(os, "sched_getaffinity", None)
+        cores = len(affinity(0)) if affinity else (os.cpu_count() or 1)
+        os.environ.setdefault("OMP_NUM_THREADS", str(max(1, cores // int(workers))))
+
+
+share_of_the_cores()
 
 
 def calculator_tests() -> set[Path]:

@@ -560,3 +560,42 @@ def test_gpu_wheelhouse_refuses_a_python_that_is_not_one():
     )  # fmt: skip
     assert result.returncode == 2
     assert "--python '4' must be a CPython version 3.8 … 3.19, e.g. 3.12" in result.stderr
+
+
+SHARE_PROBE = """
+import importlib.util, json, os, sys
+spec = importlib.util.spec_from_file_location("root_conftest", sys.argv[1])
+spec.loader.exec_module(importlib.util.module_from_spec(spec))  # runs share_of_the_cores()
+import torch
+print(json.dumps([os.environ.get("OMP_NUM_THREADS"), torch.get_num_threads()]))
+"""
+
+
+@pytest.mark.parametrize(
+    ("workers", "caller", "expected"),
+    [("2", None, "cores // 2"), ("1", "1", "1"), (None, None, None)],
+    ids=["a worker of two", "the caller's value", "no xdist"],
+)
+def test_each_xdist_worker_gets_its_share_of_the_cores(workers, caller, expected):
+    """The root conftest.py gives a pytest-xdist worker (and what it starts) ``cores // workers``
+    OpenMP threads before torch is imported, keeps a value the caller set, and leaves a run
+    without xdist alone."""
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("OMP_NUM_THREADS", "PYTEST_XDIST_WORKER_COUNT")}  # fmt: skip
+    if workers:
+        env["PYTEST_XDIST_WORKER_COUNT"] = workers
+    if caller:
+        env["OMP_NUM_THREADS"] = caller
+    result = subprocess.run(
+        [sys.executable, "-c", SHARE_PROBE, str(ROOT / "conftest.py")],
+        capture_output=True, text=True, env=env, timeout=HANG_GUARD_S,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    variable, threads = json.loads(result.stdout.strip().splitlines()[-1])
+    cores = len(os.sched_getaffinity(0))
+    if expected == "cores // 2":
+        assert variable == str(max(1, cores // 2)) and threads == max(1, cores // 2)
+    elif expected is None:
+        assert variable is None
+    else:
+        assert variable == expected and threads == int(expected)
