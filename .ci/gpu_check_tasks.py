@@ -112,18 +112,20 @@ def probe(cpu: bool) -> int:
 
 
 def ipc_kernel():
-    """Configuration of a kernel that talks over Unix sockets, not TCP ports: a kernel started
-    while other processes open ports could find the port its manager picked already taken and
-    die at start (seen in CI, six checks at once: "ZMQError: Address already in use"). The
-    sockets' path is absolute (a relative one is read from each process's own folder) and
-    unique to this kernel. The tests' kernels: ``tests/jupyter_kernels.py`` (this tool runs
-    without the tests)."""
-    import uuid
+    """Configuration of a kernel on Unix sockets at a path of its own, not on TCP ports: a kernel
+    started while other processes open ports could find its port taken and die at start (seen in
+    CI, six checks at once: "ZMQError: Address already in use"). The settings are the tests'
+    (``tests/jupyter_kernels.py``, in the same checkout)."""
+    import importlib.util
 
     from traitlets.config import Config
 
-    sockets = Path(tempfile.gettempdir()) / f"gpuperf-kernel-{uuid.uuid4().hex[:16]}"
-    return Config({"KernelManager": {"transport": "ipc", "ip": str(sockets)}})
+    spec = importlib.util.spec_from_file_location(
+        "jupyter_kernels", ROOT / "tests" / "jupyter_kernels.py"
+    )
+    kernels = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(kernels)
+    return Config({"KernelManager": kernels.on_unix_sockets()})
 
 
 def notebook(path: str) -> int:

@@ -3,8 +3,8 @@
 A kernel on TCP can die at start: its manager picks free ports and closes them, and another
 process (the suite runs many, and Chromium opens thousands of local connections) can take one
 before the kernel binds it ("ZMQError: Address already in use", seen in CI). On Unix sockets at
-a path of its own, nothing else can. ``.ci/gpu_check_tasks.py``, a tool that runs without the
-tests, starts its kernels the same way.
+a path of its own, nothing else can. ``.ci/gpu_check_tasks.py`` starts its kernels with these
+settings too.
 """
 
 from __future__ import annotations

@@ -219,12 +219,17 @@ def test_ci_leaves_the_checkout_as_it_found_it(tmp_path):
     assert 'if [ "$found_state" != "$left_state" ]' in script
 
 
-def _gpu_check_module():
-    spec = importlib.util.spec_from_file_location("gpu_check", GPU_CHECK_PY)
+def _ci_module(path: Path):
+    """A script of ``.ci/`` imported as a module (its name without the suffix)."""
+    spec = importlib.util.spec_from_file_location(path.stem, path)
     module = importlib.util.module_from_spec(spec)
-    sys.modules.setdefault("gpu_check", module)  # dataclasses look their module up
+    sys.modules.setdefault(path.stem, module)  # dataclasses look their module up
     spec.loader.exec_module(module)
     return module
+
+
+def _gpu_check_module():
+    return _ci_module(GPU_CHECK_PY)
 
 
 def _plan(tmp_path: Path, steps: list[tuple]) -> Path:
@@ -376,10 +381,7 @@ def test_the_notebook_task_starts_kernels_on_unix_sockets(tmp_path):
     kernel (in the notebook's folder) and its client (elsewhere) find the same sockets."""
     import nbclient
 
-    spec = importlib.util.spec_from_file_location("gpu_check_tasks", GPU_CHECK_PY.parent
-                                                  / "gpu_check_tasks.py")  # fmt: skip
-    tasks = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(tasks)
+    tasks = _ci_module(GPU_CHECK_PY.parent / "gpu_check_tasks.py")
     nb = nbformat.v4.new_notebook()
     nb.cells = [nbformat.v4.new_code_cell(
         "from ipykernel.kernelapp import IPKernelApp\n"
@@ -572,20 +574,18 @@ print(json.dumps([os.environ.get("OMP_NUM_THREADS"), torch.get_num_threads()]))
 
 
 @pytest.mark.parametrize(
-    ("workers", "caller", "expected"),
-    [("2", None, "cores // 2"), ("1", "1", "1"), (None, None, None)],
+    ("workers", "caller"),
+    [("2", None), ("1", "1"), (None, None)],
     ids=["a worker of two", "the caller's value", "no xdist"],
 )
-def test_each_xdist_worker_gets_its_share_of_the_cores(workers, caller, expected):
+def test_each_xdist_worker_gets_its_share_of_the_cores(workers, caller):
     """The root conftest.py gives a pytest-xdist worker (and what it starts) ``cores // workers``
     OpenMP threads before torch is imported, keeps a value the caller set, and leaves a run
     without xdist alone."""
     env = {k: v for k, v in os.environ.items()
            if k not in ("OMP_NUM_THREADS", "PYTEST_XDIST_WORKER_COUNT")}  # fmt: skip
-    if workers:
-        env["PYTEST_XDIST_WORKER_COUNT"] = workers
-    if caller:
-        env["OMP_NUM_THREADS"] = caller
+    env.update({"PYTEST_XDIST_WORKER_COUNT": workers} if workers else {})
+    env.update({"OMP_NUM_THREADS": caller} if caller else {})
     result = subprocess.run(
         [sys.executable, "-c", SHARE_PROBE, str(ROOT / "conftest.py")],
         capture_output=True, text=True, env=env, timeout=HANG_GUARD_S,
@@ -593,9 +593,7 @@ def test_each_xdist_worker_gets_its_share_of_the_cores(workers, caller, expected
     assert result.returncode == 0, result.stderr
     variable, threads = json.loads(result.stdout.strip().splitlines()[-1])
     cores = len(os.sched_getaffinity(0))
-    if expected == "cores // 2":
-        assert variable == str(max(1, cores // 2)) and threads == max(1, cores // 2)
-    elif expected is None:
-        assert variable is None
-    else:
-        assert variable == expected and threads == int(expected)
+    expected = caller or (str(max(1, cores // int(workers))) if workers else None)
+    assert variable == expected
+    if expected is not None:
+        assert threads == int(expected)
