@@ -115,8 +115,8 @@ def needs_torch(path: Path) -> bool:
 
 
 def jobs(torch: bool = True) -> list[Job]:
-    """Tests first, then lab masters, chapter pages (with kernels first) and students: the
-    longest start first."""
+    """Tests, lab masters, chapter pages (with kernels first) and students: the pages that take
+    longest start first, and the tests queue behind them (:func:`run`)."""
     labs = sorted(p for p in (ROOT / "labs").glob("lab[0-9]*_*") if p.is_dir())
     if torch:
         found = [
@@ -381,8 +381,12 @@ async def _run_all(replica: colab.Replica, selected: list[Job], parallel: int, l
         return rows
 
     async def tests(job: Job) -> Row:
-        """A pytest run takes no slot: it starts once a setup cell has installed what it tests
-        (gpuperf, and Triton where there is torch), and shares the cores."""
+        """A pytest run queues for a slot once a setup cell has installed what it tests
+        (gpuperf, and Triton where there is torch), so it runs after the pages queued before
+        it, with the kernels they compiled in Triton's cache. Running beside the pages instead,
+        four processes on two cores, cost a few percent more CPU: the whole replica took 207,
+        220 and 223 CPU-seconds that way, 197, 215, 206 and 217 this way (2026-11-27,
+        alternating runs in one hour)."""
         needed = TRITON_SETUP if replica.torch is not None else "setup"
         waits = [asyncio.create_task(e.wait()) for e in (gate.done(needed), pages_done)]
         await asyncio.wait(waits, return_when=asyncio.FIRST_COMPLETED)
@@ -390,7 +394,8 @@ async def _run_all(replica: colab.Replica, selected: list[Job], parallel: int, l
             waiting.cancel()
         if not gate.done(needed).is_set():
             return Row(job.name, 0.0, f"no {needed} cell ran without an error: nothing to test")
-        return await pytest_job(job, replica, log)
+        async with slots:
+            return await pytest_job(job, replica, log)
 
     test_jobs = [job for job in selected if job.path is None]
     page_rows, *test_rows = await asyncio.gather(all_pages(), *(tests(job) for job in test_jobs))
