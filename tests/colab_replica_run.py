@@ -115,8 +115,8 @@ def needs_torch(path: Path) -> bool:
 
 
 def jobs(torch: bool = True) -> list[Job]:
-    """Tests, lab masters, chapter pages (with kernels first) and students: the pages that take
-    longest start first, and the tests queue behind them (:func:`run`)."""
+    """Tests first, then lab masters, chapter pages (with kernels first) and students: the
+    longest start first."""
     labs = sorted(p for p in (ROOT / "labs").glob("lab[0-9]*_*") if p.is_dir())
     if torch:
         found = [
@@ -277,6 +277,39 @@ class InstallGate:
         return result
 
 
+class Slots:
+    """At most ``n`` jobs at once (one per core); a job taken ``first`` gets the next free slot
+    before every job that waits without it.
+
+    The pytest runs can start only once a setup cell has installed what they test, when every
+    slot already holds a page; taking the next free slot first, they run early, beside one page
+    rather than last and alone, and the short pages fill the end."""
+
+    def __init__(self, n: int) -> None:
+        self._free = n
+        self._first_waiting = 0
+        self._changed = asyncio.Condition()
+
+    @contextlib.asynccontextmanager
+    async def take(self, first: bool = False):
+        async with self._changed:
+            self._first_waiting += int(first)
+            try:
+                await self._changed.wait_for(
+                    lambda: self._free > 0 and (first or not self._first_waiting)
+                )
+            finally:
+                self._first_waiting -= int(first)
+                self._changed.notify_all()
+            self._free -= 1
+        try:
+            yield
+        finally:
+            async with self._changed:
+                self._free += 1
+                self._changed.notify_all()
+
+
 def install_kind(index: int, source: str) -> str | None:
     if index == 0:
         return TRITON_SETUP if "install_triton()" in source else "setup"
@@ -367,12 +400,12 @@ async def pytest_job(job: Job, replica: colab.Replica, log: dict[str, str]) -> R
 
 
 async def _run_all(replica: colab.Replica, selected: list[Job], parallel: int, log) -> list[Row]:
-    gate, slots = InstallGate(), asyncio.Semaphore(parallel)
+    gate, slots = InstallGate(), Slots(parallel)
     pages = [job for job in selected if job.path is not None]
     pages_done = asyncio.Event()
 
     async def page(job: Job) -> Row:
-        async with slots:  # in the order of the list: the longest first
+        async with slots.take():  # in the order of the list: the longest first
             return await execute(job, replica, gate)
 
     async def all_pages() -> list[Row]:
@@ -381,12 +414,12 @@ async def _run_all(replica: colab.Replica, selected: list[Job], parallel: int, l
         return rows
 
     async def tests(job: Job) -> Row:
-        """A pytest run queues for a slot once a setup cell has installed what it tests
-        (gpuperf, and Triton where there is torch), so it runs after the pages queued before
-        it, with the kernels they compiled in Triton's cache. Running beside the pages instead,
-        four processes on two cores, cost a few percent more CPU: the whole replica took 207,
-        220 and 223 CPU-seconds that way, 197, 215, 206 and 217 this way (2026-11-27,
-        alternating runs in one hour)."""
+        """A pytest run takes the next free slot, before any waiting page, once a setup cell
+        has installed what it tests (gpuperf, and Triton where there is torch). Outside the
+        slots, four processes shared two cores: the whole replica took 207, 220 and 223
+        CPU-seconds. Queued behind every page, 197 to 217, but the long run came last and
+        alone (the replica took 215 s instead of 175 in the full suite). This way, 207 and
+        213 (2026-11-27, one hour)."""
         needed = TRITON_SETUP if replica.torch is not None else "setup"
         waits = [asyncio.create_task(e.wait()) for e in (gate.done(needed), pages_done)]
         await asyncio.wait(waits, return_when=asyncio.FIRST_COMPLETED)
@@ -394,7 +427,7 @@ async def _run_all(replica: colab.Replica, selected: list[Job], parallel: int, l
             waiting.cancel()
         if not gate.done(needed).is_set():
             return Row(job.name, 0.0, f"no {needed} cell ran without an error: nothing to test")
-        async with slots:
+        async with slots.take(first=True):
             return await pytest_job(job, replica, log)
 
     test_jobs = [job for job in selected if job.path is None]

@@ -201,3 +201,30 @@ def test_the_first_installing_cell_of_a_kind_runs_alone_and_later_ones_together(
         return log
 
     assert asyncio.run(scenario()) == ["first starts", "released", "first ends", "second starts"]
+
+
+def test_a_job_taken_first_gets_the_next_free_slot_before_waiting_pages():
+    """One slot, held by a page; another page waits, then a pytest run: freed, the slot goes to
+    the run, and the waiting page runs after it."""
+
+    async def scenario() -> list[str]:
+        slots, log = replica.Slots(1), []
+        release = asyncio.Event()
+
+        async def job(name: str, first: bool = False, hold: asyncio.Event | None = None) -> None:
+            async with slots.take(first=first):
+                log.append(name)
+                if hold is not None:
+                    await hold.wait()
+
+        holder = asyncio.create_task(job("page 1", hold=release))
+        await asyncio.sleep(0)
+        waiting = [asyncio.create_task(job("page 2"))]
+        await asyncio.sleep(0)
+        waiting.append(asyncio.create_task(job("tests", first=True)))
+        await asyncio.sleep(0)
+        release.set()
+        await asyncio.wait_for(asyncio.gather(holder, *waiting), timeout=60)  # a hang guard
+        return log
+
+    assert asyncio.run(scenario()) == ["page 1", "tests", "page 2"]
