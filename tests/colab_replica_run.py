@@ -415,11 +415,11 @@ async def _run_all(replica: colab.Replica, selected: list[Job], parallel: int, l
 
     async def tests(job: Job) -> Row:
         """A pytest run takes the next free slot, before any waiting page, once a setup cell
-        has installed what it tests (gpuperf, and Triton where there is torch). Outside the
-        slots, four processes shared two cores: the whole replica took 207, 220 and 223
-        CPU-seconds. Queued behind every page, 197 to 217, but the long run came last and
-        alone (the replica took 215 s instead of 175 in the full suite). This way, 207 and
-        213 (2026-11-27, one hour)."""
+        has installed what it tests (gpuperf, and Triton where there is torch). Measured on
+        2 cores, 2026-11-27: outside the slots (four processes on two cores) the replica took
+        207, 220 and 223 CPU-seconds alone, and the whole suite's pytest 507 s; queued behind
+        every page, 197 to 217, but the long run came last and alone, and pytest took 516 s;
+        this way, 207 and 213, and 497 s."""
         needed = TRITON_SETUP if replica.torch is not None else "setup"
         waits = [asyncio.create_task(e.wait()) for e in (gate.done(needed), pages_done)]
         await asyncio.wait(waits, return_when=asyncio.FIRST_COMPLETED)
