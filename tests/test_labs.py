@@ -552,6 +552,34 @@ def test_lab1_q6_hint_names_the_boost_clock() -> None:
     assert "that is the boost clock" in message(chip("H100-SXM").boost_clock_hz)
 
 
+def test_lab3_q2_model_is_an_upper_bound_of_what_triton_allocates() -> None:
+    """Lab 3's question 2 counts ``num_stages`` full copies of both panels; Triton keeps fewer
+    (R4: the question used to say that is what runs). The question must call its count an upper
+    bound, and its printout must show the compiler's bytes beside it: for 128 × 128 × 64 at
+    three stages the model rejects the T4, whose compiled kernel fits."""
+    import nbformat
+
+    from gpuperf import chip, tiling
+    from gpuperf.widgets import tile_reports
+
+    master = LABS / "lab3_tiled_matmul" / "lab3_tiled_matmul.ipynb"
+    cells = {c.id: c for c in nbformat.read(master, as_version=4).cells}
+    question = " ".join(cells["cell-017"].source.split())
+    assert "upper-bound model" in question and "Triton allocates less" in question
+    printed = "".join(o.get("text", "") for o in cells["cell-019"].outputs)
+    model = tiling.shared_memory_bytes(128, 128, 64, "fp16", 3)
+    for name, target in (("T4", "sm_75"), ("A100-80GB", "sm_80"), ("H100-SXM", "sm_90")):
+        compiled = tile_reports.tile_report(target, 128, 128, 64).shared_memory_bytes
+        assert compiled <= model  # the model is an upper bound
+        fits = model <= chip(name).shared_memory_per_block_bytes
+        assert (
+            f"{name}, 128×128×64 fp16, 3 stages: model {model / 1024:g} KiB, fits: {fits}; "
+            f"compiled: {compiled / 1024:g} KiB"
+        ) in printed
+    t4_compiled = tile_reports.tile_report("sm_75", 128, 128, 64).shared_memory_bytes
+    assert t4_compiled <= chip("T4").shared_memory_per_block_bytes < model
+
+
 # ------------------------------------------------------------------------------ static checks
 
 

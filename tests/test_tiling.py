@@ -160,6 +160,29 @@ def test_shared_memory_footprint():
     assert budget.limit_bytes == hardware.chip("h100").shared_memory_per_block_bytes
 
 
+def test_shared_memory_model_is_an_upper_bound_of_every_stored_compile():
+    # shared_memory_bytes counts num_stages full copies of both panels; its docstring says what
+    # Triton 3.9 keeps instead. Checked on every tile of the stored compiler table (S = 3):
+    # never more than the model; S buffers for wgmma tiles, S − 1 where cp.async feeds mma
+    # (one sm_80 tile a little more), one to two stages' worth on sm_75 (no pipelining).
+    from gpuperf.widgets import tile_reports
+
+    stages = tile_reports.NUM_STAGES
+    buffers: dict[str, list[float]] = {"wgmma": [], "mma": [], "fma": []}
+    for (target, bm, bn, bk), _entry in tile_reports.REPORTS.items():
+        report = tile_reports.tile_report(target, bm, bn, bk)
+        if not report.fits:
+            continue
+        model = tiling.shared_memory_bytes(bm, bn, bk, "fp16", stages)
+        assert report.shared_memory_bytes <= model, (target, bm, bn, bk)
+        kind = report.tensor_core_instruction.split(".")[0] or "fma"
+        buffers[kind].append(report.shared_memory_bytes / (model / stages))
+    assert set(buffers["wgmma"]) == {stages}
+    assert min(buffers["mma"]) == stages - 1 and max(buffers["mma"]) < stages
+    assert sum(b != stages - 1 for b in buffers["mma"]) <= 1  # "one tile a little more"
+    assert min(buffers["fma"]) == 1 and max(buffers["fma"]) <= 2
+
+
 def test_shared_memory_overflow_on_t4_names_tile_bytes_and_limit():
     with pytest.raises(ValueError, match=r"256×256×64 fp16.*262144 bytes.*T4.*65536 bytes"):
         tiling.check_shared_memory("T4", 256, 256, 64, "fp16", 4)

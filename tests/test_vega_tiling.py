@@ -48,14 +48,13 @@ def test_points_and_gauge_equal_the_calculators(figure, block_m, block_n, block_
     points = {r["kind"]: r for r in figure.rows("points", **values)}
     assert set(points) == {"tiled (BM, BN, BK)", "untiled (naive)"}
     tiled, untiled = points["tiled (BM, BN, BK)"], points["untiled (naive)"]
+    roof = tiling.dot_roof_precision(the_chip, PRECISION)  # the compiled tl.dot's unit
     assert tiled["x"] == pytest.approx(t.intensity, rel=1e-12)
     assert tiled["y"] == pytest.approx(
-        float(attainable_flops(t.intensity, the_chip, PRECISION)), rel=1e-12
+        float(attainable_flops(t.intensity, the_chip, roof)), rel=1e-12
     )
     assert untiled["x"] == pytest.approx(naive, rel=1e-12)
-    assert untiled["y"] == pytest.approx(
-        float(attainable_flops(naive, the_chip, PRECISION)), rel=1e-12
-    )
+    assert untiled["y"] == pytest.approx(float(attainable_flops(naive, the_chip, roof)), rel=1e-12)
 
     (gauge,) = figure.rows("gauge", **values)
     report = tile_reports.tile_report(target_of(chip_name), block_m, block_n, block_k)
@@ -71,15 +70,24 @@ def test_points_and_gauge_equal_the_calculators(figure, block_m, block_n, block_
 
 
 @pytest.mark.parametrize("chip_name", CHIPS)
-def test_roof_is_the_chips_roofline(figure, chip_name):
+def test_roof_is_the_roofline_of_the_compiled_kernels_math_unit(figure, chip_name):
+    # The compiled kernel's roof: fp32 FMA on the T4 (Triton's tl.dot uses no tensor cores on
+    # sm_75), the fp16 tensor cores where the stored compiles carry mma / wgmma.
     the_chip = chip(chip_name)
+    roof_precision = tiling.dot_roof_precision(the_chip, PRECISION)
+    compiled = tile_reports.tile_report(target_of(chip_name), 64, 64, 32)
+    assert (roof_precision == PRECISION) == bool(compiled.tensor_core_instruction)
     roof = figure.rows("roof", chip_name=chip_name)
     assert len(roof) == 3
     for row in roof:
         assert row["y"] == pytest.approx(
-            float(attainable_flops(row["x"], the_chip, PRECISION)), rel=1e-12
+            float(attainable_flops(row["x"], the_chip, roof_precision)), rel=1e-12
         )
-    assert max(r["y"] for r in roof) == pytest.approx(the_chip.peak_flops(PRECISION), rel=1e-12)
+    assert max(r["y"] for r in roof) == pytest.approx(
+        the_chip.peak_flops(roof_precision), rel=1e-12
+    )
+    note = figure.note(block_m=64, block_n=64, block_k=32, chip_name=chip_name)
+    assert ("FMA" in note.split("; gauge")[0]) == (roof_precision != PRECISION)
 
 
 def test_a_tile_the_sliders_lack_is_refused(figure):

@@ -12,7 +12,7 @@ pytest.importorskip("matplotlib")
 from gpuperf import cost, memory, plots, tiling
 from gpuperf import inspect as gpu_inspect
 from gpuperf.hardware import chip
-from gpuperf.roofline import time_bounds
+from gpuperf.roofline import attainable_flops, time_bounds
 from gpuperf.widgets import tile_reports, tiles, tricks
 
 # --- precision ------------------------------------------------------------------------------
@@ -122,6 +122,21 @@ def test_tiling_view_point_and_gauge_follow_the_calculators():
     assert view.bar.get_width() == pytest.approx(1.5)  # clipped at the axis end
     assert "gauge: model, 3 full stages = 192 KiB" in too_big
     assert "course model" in too_big or "does not fit" in too_big
+
+
+def test_tiling_view_roof_is_the_compiled_kernels_unit():
+    # On a T4 Triton's tl.dot is fp32 FMA: the point sits under the fp32 roof, not the tensor
+    # cores' (the page's T4 verdicts use the same roof); on an A100 under the fp16 tensor roof.
+    view = tiles._TilingView()
+    t = tiling.tiled_matmul(4096, 4096, 4096, 64, 64, 32, "fp16")
+    for name, roof in (("T4", "fp32"), ("A100-80GB", "fp16")):
+        status = view.update(64, 64, 32, name)
+        assert view.last["roof_precision"] == roof == tiling.dot_roof_precision(name)
+        assert view.point.get_ydata()[0] == pytest.approx(
+            float(attainable_flops(t.intensity, name, roof))
+        )
+        assert max(view.roof.get_ydata()) == pytest.approx(chip(name).peak_flops(roof))
+        assert ("FMA" in status.split("; gauge")[0]) == (roof == "fp32")
 
 
 def test_target_of_maps_chips_to_compile_targets():

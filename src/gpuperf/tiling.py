@@ -264,10 +264,16 @@ def tiled_matmul(
 def shared_memory_bytes(
     block_m: int, block_n: int, block_k: int, precision: str = "fp16", num_stages: int = 1
 ) -> int:
-    """Shared memory for ``num_stages`` buffered A and B panels: stages·(BM·BK + BK·BN)·bytes.
+    """Shared memory for ``num_stages`` full A and B panels: stages·(BM·BK + BK·BN)·bytes.
 
-    Rounded up to whole bytes (fp4). Triton's pipeliner keeps ``num_stages`` copies in flight;
-    the compiler may add a little for the epilogue, which this count leaves out.
+    Rounded up to whole bytes (fp4). This is the course's upper-bound model, not what Triton
+    allocates. Asked for ``num_stages`` = S, Triton 3.9 keeps S − 1 buffers where ``cp.async``
+    feeds ``mma`` (sm_80, where one tile takes a little more, and sm_90 tiles of 32 rows), S
+    where it feeds ``wgmma`` (sm_90, tiles of 64 rows or more), and on sm_75, which pipelines
+    nothing (``tl.dot`` becomes FMA instructions there), one stage's panels or up to twice that
+    where it rearranges them. Every tile of the stored compiler table
+    (:mod:`gpuperf.widgets.tile_reports`, S = 3) is within this count, so a tile the model says
+    fits does fit, and a tile it rejects may still compile (``tests/test_tiling.py``).
     """
     block_m, block_n = _block("block_m", block_m), _block("block_n", block_n)
     block_k = _block("block_k", block_k)
@@ -354,6 +360,38 @@ def check_shared_memory(
             "per block"
         )
     return budget
+
+
+#: Below this compute capability Triton lowers ``tl.dot`` to FMA instructions (PR #5066).
+TENSOR_CORE_DOT_MIN_CC = (8, 0)
+
+
+def dot_roof_precision(chip: str | Chip, precision: str = "fp16") -> str:
+    """The precision whose peak is the roof of a Triton ``tl.dot`` kernel on ``chip``.
+
+    A verdict (compute- or memory-bound) needs the roof of the unit the compiled kernel runs on.
+    Below compute capability 8.0 (a T4 is sm_75) Triton ≥ 3.4 lowers a 16-bit ``tl.dot`` to
+    FMA instructions (PR #5066, first released in 3.3; 3.2 still emitted ``mma``): the panels
+    are converted to fp32 and multiplied with ``fma.rn.f32``, so the roof is the chip's fp32
+    peak, not its tensor cores'. From 8.0 a 16-bit ``tl.dot`` runs on tensor cores (``mma``,
+    ``wgmma``) and the roof is the peak at ``precision``. fp32 inputs stay ``"fp32"`` on every
+    chip: the course's kernels multiply them in IEEE fp32 (ask for ``"tf32"`` to get TF32).
+    Sources: Triton PR #5066 (``TRITON-5066`` in references.bib) and the released wheels
+    (``reference/frontier-2026.md`` §9); the stored sm_75 compiles
+    (:mod:`gpuperf.widgets.tile_reports`) carry no tensor-core instruction, and
+    ``tests/test_tiling_l2.py`` checks this rule against them.
+    """
+    precision = check_precision(precision)
+    found = hardware.chip(chip)
+    if found.vendor != "NVIDIA" or found.compute_capability is None:
+        raise ValueError(
+            f"chip={found.name!r} ({found.vendor}): dot_roof_precision knows Triton's rule for "
+            "NVIDIA GPUs (compute capability) only"
+        )
+    if precision == "fp32" or found.compute_capability < TENSOR_CORE_DOT_MIN_CC:
+        return "fp32"
+    found.peak_flops(precision)  # the chip must have this tensor-core rate: ValueError if not
+    return precision
 
 
 def waves(tiles: int, chip: str | Chip, ctas_per_sm: int = 1) -> int:
@@ -706,6 +744,12 @@ class TilingLevels:
     one wave of concurrently running programs, and nothing across waves: each wave fetches from
     HBM each distinct A row-panel and B column-panel its programs use, once. ``compulsory_bytes``
     reads A and B once and writes C once (the whole-matrix count of :func:`gpuperf.cost.matmul`).
+
+    That HBM count holds only if L2 keeps what a wave's programs share while they use it. It
+    assumes they walk K in step: then L2 must hold one K step of the wave's distinct panels,
+    ``wave_step_bytes`` (the largest over the waves), against ``l2_capacity_bytes`` (the
+    chip's L2). If they drift a whole K loop apart, L2 would need the wave's whole panels,
+    ``wave_panel_bytes``. ``roof_precision`` names the peak used as the math roof.
     """
 
     tiled: TiledMatmul
@@ -718,6 +762,10 @@ class TilingLevels:
     compulsory_bytes: float
     peak_flops_per_s: float
     hbm_bandwidth: float
+    roof_precision: str
+    wave_step_bytes: float
+    wave_panel_bytes: float
+    l2_capacity_bytes: float
 
     def __post_init__(self) -> None:
         if not isinstance(self.tiled, TiledMatmul):
@@ -726,12 +774,14 @@ class TilingLevels:
             self,
             ints=("group_m", "concurrent_tiles", "waves"),
             floats=("l2_bytes", "hbm_bytes", "compulsory_bytes", "peak_flops_per_s",
-                    "hbm_bandwidth"),
+                    "hbm_bandwidth", "wave_step_bytes", "wave_panel_bytes", "l2_capacity_bytes"),
             names=("chip_name",),
+            precisions=("roof_precision",),
         )  # fmt: skip
         # Every byte count and rate divides something below: all must be > 0.
         for label in ("l2_bytes", "hbm_bytes", "compulsory_bytes", "peak_flops_per_s",
-                      "hbm_bandwidth"):  # fmt: skip
+                      "hbm_bandwidth", "wave_step_bytes", "wave_panel_bytes",
+                      "l2_capacity_bytes"):  # fmt: skip
             positive_float(label, getattr(self, label))
 
     @property
@@ -763,6 +813,16 @@ class TilingLevels:
         """L2 → SM bandwidth (B/s) the tiles need to run at the math peak: peak / L2 intensity."""
         return self.peak_flops_per_s / self.l2_intensity
 
+    @property
+    def step_fits_l2(self) -> bool:
+        """Whether one K step of every wave's panels fits in L2: the lockstep assumption's need."""
+        return self.wave_step_bytes <= self.l2_capacity_bytes
+
+    @property
+    def panels_fit_l2(self) -> bool:
+        """Whether every wave's whole panels fit in L2 (then no lockstep is needed)."""
+        return self.wave_panel_bytes <= self.l2_capacity_bytes
+
     def l2_bound(self, l2_bandwidth: float) -> str:
         """``"compute"`` or ``"L2"`` for a given L2 bandwidth (bytes/s, e.g. a sourced one)."""
         l2_bandwidth = positive_float("l2_bandwidth", l2_bandwidth)
@@ -781,6 +841,7 @@ def l2_levels(
     *,
     group_m: int = 8,
     ctas_per_sm: int = 1,
+    roof_precision: str | None = None,
 ) -> TilingLevels:
     """The tiling roofline with L2 as a level: per-tile intensity against L2, whole matrix
     against HBM.
@@ -793,10 +854,15 @@ def l2_levels(
     the *compiled* kernel keeps resident per SM — ``occupancy(...).blocks_per_sm`` from its
     registers and shared memory, or :func:`gpuperf.widgets.tile_reports.ctas_per_sm` for the
     stored compiler table; the default of 1 gives the narrowest wave, which can misjudge the
-    launch order (a wider wave may already span whole tile-rows). Limits: the programs of a wave
-    are assumed to walk K in step (so L2 only needs their current K-slices), nothing is reused
-    across waves, and the L2 bandwidth is not in the chip table: compare
-    :attr:`TilingLevels.l2_bandwidth_needed` with a sourced figure.
+    launch order (a wider wave may already span whole tile-rows). ``roof_precision`` is the
+    precision whose peak bounds the kernel (default ``precision``, the tensor cores): pass
+    :func:`dot_roof_precision` for a Triton kernel, whose ``tl.dot`` is FMA on a T4.
+
+    Limits: the programs of a wave are assumed to walk K in step, so L2 only needs their current
+    K-slices (:attr:`TilingLevels.wave_step_bytes`, against the chip's L2); real programs drift
+    apart, which costs HBM traffic this count leaves out. Nothing is reused across waves, which
+    real L2s partly do (traffic this count adds). The L2 bandwidth is not in the chip table:
+    compare :attr:`TilingLevels.l2_bandwidth_needed` with a sourced figure.
     """
     t = tiled_matmul(m, n, k, block_m, block_n, block_k, precision)
     found = _gpu(chip, "the L2 level of a tiled matmul")
@@ -806,11 +872,19 @@ def l2_levels(
     pid_m, pid_n = program_tiles(t.m, t.n, t.block_m, t.block_n, group_m)
     size = bytes_per_element(t.precision)
     k_padded = t.tiles_k * t.block_k
+    roof = (
+        t.precision
+        if roof_precision is None
+        else check_precision(roof_precision, "roof_precision")
+    )
+    assert found.l2_bytes is not None  # every GPU row has its L2 size
     panels_read = 0.0
+    widest = 0  # panel rows and columns of the widest wave (A rows + B columns)
     n_waves = math.ceil(pid_m.size / slots)
     for w in range(n_waves):
         rows = np.unique(pid_m[w * slots : (w + 1) * slots]).size
         cols = np.unique(pid_n[w * slots : (w + 1) * slots]).size
+        widest = max(widest, rows * t.block_m + cols * t.block_n)
         panels_read += (rows * t.block_m + cols * t.block_n) * k_padded * size
     compulsory = (t.m * t.k + t.k * t.n) * size + t.hbm_bytes_written
     return TilingLevels(
@@ -822,8 +896,12 @@ def l2_levels(
         l2_bytes=float(t.hbm_bytes),
         hbm_bytes=float(panels_read + t.hbm_bytes_written),
         compulsory_bytes=float(compulsory),
-        peak_flops_per_s=found.peak_flops(t.precision),
+        peak_flops_per_s=found.peak_flops(roof),
         hbm_bandwidth=found.hbm_bandwidth,
+        roof_precision=roof,
+        wave_step_bytes=float(widest * t.block_k * size),
+        wave_panel_bytes=float(widest * k_padded * size),
+        l2_capacity_bytes=float(found.l2_bytes),
     )
 
 
@@ -831,12 +909,14 @@ __all__ = [
     "MAX_PROGRAMS",
     "MIN_BLOCK",
     "REGISTER_ALLOCATION_UNIT",
+    "TENSOR_CORE_DOT_MIN_CC",
     "Occupancy",
     "SharedMemoryBudget",
     "TiledMatmul",
     "TilingLevels",
     "WaveQuantization",
     "check_shared_memory",
+    "dot_roof_precision",
     "l2_levels",
     "naive_matmul_hbm_bytes",
     "occupancy",

@@ -2,7 +2,9 @@
 
 :func:`tiling_explorer` moves BLOCK_M, BLOCK_N and BLOCK_K of a 4096³ fp16 matmul. The point on
 the chosen chip's roofline sits at the tiled matmul's intensity (:func:`gpuperf.tiling.
-tiled_matmul`, ≈ BM·BN/(BM + BN) FLOP/B), and the status line reports what the compiler made
+tiled_matmul`, ≈ BM·BN/(BM + BN) FLOP/B), under the roof of the unit the compiled ``tl.dot``
+runs on (:func:`gpuperf.tiling.dot_roof_precision`: the fp32 FMA peak on a T4, the fp16 tensor
+cores on an A100 or H100), and the status line reports what the compiler made
 of that tile on that chip — shared memory, registers, occupancy, tensor-core instructions — from
 the table :mod:`gpuperf.widgets.tile_reports` precompiled with :mod:`gpuperf.inspect` (compiling
 on every step would take seconds). The shared-memory gauge shows the *compiler's* bytes from that
@@ -82,11 +84,13 @@ class _TilingView:
             MATMUL_SIZE, MATMUL_SIZE, MATMUL_SIZE, block_m, block_n, block_k, PRECISION
         )
         naive_intensity = t.useful_flops / t.naive_hbm_bytes
-        y = float(attainable_flops(t.intensity, the_chip, PRECISION))
-        self.panel.set_roof(the_chip, PRECISION)
+        # The roof of the unit the compiled tl.dot runs on: fp32 FMA on a T4, tensor cores above.
+        roof = tiling.dot_roof_precision(the_chip, PRECISION)
+        y = float(attainable_flops(t.intensity, the_chip, roof))
+        self.panel.set_roof(the_chip, roof)
         self.panel.set_point(t.intensity, y)
         self.naive.set_data(
-            [naive_intensity], [float(attainable_flops(naive_intensity, the_chip, PRECISION))]
+            [naive_intensity], [float(attainable_flops(naive_intensity, the_chip, roof))]
         )
         model = tiling.shared_memory_budget(
             the_chip, block_m, block_n, block_k, PRECISION, tile_reports.NUM_STAGES
@@ -107,6 +111,7 @@ class _TilingView:
         self.gauge_text.set_text("")
         self.last = {
             "tiled": t,
+            "roof_precision": roof,
             "attainable": y,
             "budget": budget,
             "model_budget": model,
@@ -126,11 +131,12 @@ class _TilingView:
             )
         else:
             compiled = f"compiler: {report.explanation}"
+        unit = "tensor cores" if roof == PRECISION else f"{roof} FMA: tl.dot uses no tensor cores"
         return (
             f"{the_chip.name}, tile {block_m}×{block_n}×{block_k}: each A element read "
             f"{t.a_reads_per_element}× (naive: {MATMUL_SIZE}×), intensity {t.intensity:.0f} "
             f"FLOP/B → attains {format_flops(y)} (roof "
-            f"{format_flops(the_chip.peak_flops(PRECISION))}); "
+            f"{format_flops(the_chip.peak_flops(roof))}, {unit}); "
             f"{gauge} of {budget.limit_bytes / 1024:g} KiB per block. {compiled}"
         )
 
@@ -199,7 +205,8 @@ def tiling_static(
     explorer = StaticExplorer(
         controls,
         alt=(
-            f"Roofline of the chosen chip in {PRECISION} with a {MATMUL_SIZE}³ matmul as a red "
+            f"Roofline of the chosen chip for its compiled kernel's math unit (fp32 FMA on the "
+            f"T4, {PRECISION} tensor cores on the others) with a {MATMUL_SIZE}³ matmul as a red "
             "point at the tiled intensity and a grey cross for the untiled kernel; below, a gauge "
             "of the shared memory the compiled kernel allocates against the chip's per-block "
             "limit, or, paler with a dashed outline, the course model's full stages for a tile "
