@@ -614,6 +614,14 @@ GOOD_CALLS: dict[str, Callable[[], dict[str, Any]]] = {
         "config": gpuperf.inference.ILLUSTRATIVE, "draft": gpuperf.serving.ILLUSTRATIVE_DRAFT,
         "context_len": 4096, "chip_name": "H100-SXM"},
     "serving.decode_kernels": lambda: {"config": gpuperf.inference.ILLUSTRATIVE},
+    "serving.speculative_at_equal_memory": lambda: {
+        "config": gpuperf.inference.ILLUSTRATIVE, "draft": gpuperf.serving.ILLUSTRATIVE_DRAFT,
+        "draft_tokens": 4, "acceptance": 0.7, "context_len": 4096, "chip_name": "H100-SXM"},
+    "serving.EqualMemory": lambda: {
+        "speculative": gpuperf.serving.speculative_decoding(
+            gpuperf.inference.ILLUSTRATIVE, gpuperf.serving.ILLUSTRATIVE_DRAFT, 4, 0.7, 4096,
+            "H100-SXM"),
+        "plain_batch": 4, "plain_step_s": 1e-3},
     "warpspec.compiled": lambda: {"case": "matmul", "target": "sm_80"},
     "warpspec.CompiledFacts.registers": lambda: {"action": "inc"},
     "divergence.branch_cost": lambda: {"n": 1024, "iters": 4, "paths": 2.0},

@@ -213,8 +213,17 @@ def test_stored_table_is_what_the_compiler_builds():
 
 def test_counts_table_is_markdown_with_one_column_per_target():
     text = ga.counts_table("flash_attention_fwd_hopper").data
-    assert text.splitlines()[0] == "| instructions in the PTX | sm_80 | sm_90 | sm_100 |"
+    assert text.splitlines()[0] == "| instructions in the PTX | sm_80 | sm_90a | sm_100a |"
     assert "`cp.async.bulk.tensor (TMA)`" in text
+
+
+def test_ptx_targets_are_the_ones_triton_writes():
+    """Review 2026-12 (R2): wgmma, setmaxnreg and tcgen05 exist only for the architecture-
+    specific targets; the page named sm_90 and sm_100 without the suffix Triton compiles for."""
+    assert set(ga.PTX_TARGETS) == set(ga.TARGETS)
+    compiler = pytest.importorskip("triton.backends.nvidia.compiler")
+    for target, ptx in ga.PTX_TARGETS.items():
+        assert compiler.sm_arch_from_capability(int(target.removeprefix("sm_"))) == ptx
 
 
 def test_sm100_is_an_inspect_target_on_request_only():

@@ -311,3 +311,28 @@ def test_absorbed_mla_equals_per_head_attention_and_its_flops():
     assert cost.bytes_read == 2 * (2 * t * (d_c + d_r) + 2 * h * (d_c + d_r))
     big = inference.mla_decode_attention_cost(1, 128, 32768, 512, 64, "bf16").intensity
     assert big == pytest.approx(128 * (4 * 512 + 2 * 64) / (576 * 2), rel=0.01)
+
+
+def test_the_page_says_which_shapes_are_sourced():
+    """Review 2026-12 (R2): section 4.3 said "no model configuration is sourced in this course"
+    while it used DeepSeek-V3's sourced attention shapes. Every sourced configuration the module
+    holds must be named where the page says what it sources."""
+    from pathlib import Path
+
+    import nbformat
+
+    page = Path(__file__).resolve().parent.parent / "chapters/04_inference_decode.ipynb"
+    cells = nbformat.read(page, as_version=4).cells
+    text = " ".join(c.source for c in cells if c.cell_type == "markdown").replace("\n", " ")
+    code = " ".join(c.source for c in cells if c.cell_type == "code")
+    assert "no model configuration is sourced" not in text
+    sourced = [  # the sourced configurations the page's code uses
+        value
+        for name, value in vars(inference).items()
+        if isinstance(value, inference.MLAConfig) and value.source and f"inference.{name}" in code
+    ]
+    assert sourced  # DeepSeek-V3's MLA shapes, from the DSV3 report
+    claim = text[text.index("The course sources only") :][:300]
+    for config in sourced:
+        assert config.name in claim, config.name
+    assert "Llama-2-7B's depth" in claim  # the launch example's 32 layers (GPT-FAST)

@@ -154,7 +154,7 @@ WRONG: dict[str, dict[str, str | tuple[str, str]]] = {
         "q3": ("float(1 / slope)", "float(slope)"),
         # t0 / W instead of t0 * W, and guesses for the rest
         "q4": "t0, W = REF_LATENCY.value, REF_BANDWIDTH.value\nhalf_bandwidth_bytes = t0 / W\n"
-        "n_90 = 0.9 * t0 / W\nbatching_speedup = 1.0\nimplied_latency_s = t0\n",
+        "n_90 = 0.9 * t0 / W\nbatching_speedup = 1.0\nlocal_copy_max_latency_s = t0\n",
         # the bus bandwidth taken for the rate the message moves at
         "q5": (
             "return bus_bandwidth * ranks / (2 * (ranks - 1))",

@@ -150,6 +150,27 @@ def test_dram_latency_stand_ins_name_the_card_they_were_measured_on():
     assert b200.warps_needed_per_sm == math.ceil(8e12 * 375e-9 / 148 / 128)
 
 
+def test_256_bit_loads_from_compute_capability_10():
+    """Review 2026-12 (R2): sm_100 loads 32 B per thread (ld.global.v8.b32; LLVM NVPTX:
+    sm_100+ with PTX 8.8, global memory only), which LOAD_WIDTHS_BYTES could not express."""
+    for the_chip in chips():
+        if not the_chip.is_gpu:
+            continue
+        widths = parallelism.load_widths(the_chip)
+        assert widths[: len(parallelism.LOAD_WIDTHS_BYTES)] == parallelism.LOAD_WIDTHS_BYTES
+        assert (32 in widths) == (the_chip.compute_capability >= (10, 0))
+    b200 = parallelism.memory_parallelism("B200", latency_s=375e-9, bytes_per_load=32)
+    assert b200.warps_needed_per_sm == math.ceil(8e12 * 375e-9 / 148 / (32 * 32)) == 20
+    wide = parallelism.copy_parallelism("B200", "ldg", 32, latency_s=375e-9)
+    assert wide.warps_needed == b200.warps_needed_per_sm
+    with pytest.raises(ValueError, match=r"bytes_per_load=32: 256-bit.*10\.0.*H100-SXM has 9\.0"):
+        parallelism.memory_parallelism("H100-SXM", bytes_per_load=32)
+    with pytest.raises(ValueError, match="bytes_per_copy=32"):
+        parallelism.copy_parallelism("B200", "cp.async", 32)  # cp.async stays at 16 B
+    with pytest.raises(ValueError, match="bytes_per_copy=32: 256-bit"):
+        parallelism.copy_parallelism("A100-80GB", "ldg", 32)
+
+
 def test_achievable_bandwidth_is_littles_law_capped_at_the_peak():
     h100 = chip("H100-SXM")
     warps = np.arange(0, 65)

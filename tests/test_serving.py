@@ -89,12 +89,67 @@ def test_decode_kernels():
 
 
 def test_launch_bound_step():
-    s = serving.launch_bound_step(1e-3, 400, 5e-6)
+    s = serving.launch_bound_step(1e-3, 400, 5e-6, gap_s_per_kernel=0.0)
     assert s.cpu_s == pytest.approx(2e-3) and s.cpu_bound
     assert s.eager_s == pytest.approx(2e-3) and s.graph_s == pytest.approx(1e-3)
     assert s.break_even_s == pytest.approx(2.5e-6) and s.graph_speedup == pytest.approx(2)
-    fast = serving.launch_bound_step(1e-3, 400, 1e-6)
+    fast = serving.launch_bound_step(1e-3, 400, 1e-6, gap_s_per_kernel=0.0)
     assert not fast.cpu_bound and fast.graph_speedup == 1
+    # the default keeps the measured gap at every kernel boundary
+    gapped = serving.launch_bound_step(1e-3, 400, 5e-6)
+    assert gapped.gap_s_per_kernel == serving.GRAPH_GAP_S_PER_KERNEL
+    assert gapped.graph_s == pytest.approx(1e-3 + 400 * serving.GRAPH_GAP_S_PER_KERNEL)
+
+
+@pytest.mark.parametrize("gpu_s", [1e-5, 2.75e-4, 4e-3])
+@pytest.mark.parametrize("kernels", [1, 179, 355, 2000])
+@pytest.mark.parametrize("cpu_s_per_kernel", [1e-7, 3.57e-6, 1.1e-4])
+def test_a_graph_keeps_the_kernel_boundaries(gpu_s, kernels, cpu_s_per_kernel):
+    """Review 2026-12 (R2): a graph was modelled as the bare roofline time, with no gap between
+    its kernels, which made the billion-weight draft on a B200 2.3× faster. A graph removes the
+    host's launches, not the boundaries: its step is at least GPU time + kernels × gap."""
+    s = serving.launch_bound_step(gpu_s, kernels, cpu_s_per_kernel)
+    gap = serving.GRAPH_GAP_S_PER_KERNEL
+    assert s.graph_s >= gpu_s + kernels * gap
+    assert s.eager_s >= s.graph_s  # the graph never loses
+    # its gain is capped by what the host costs over the GPU's own side
+    assert s.graph_speedup <= max(1.0, kernels * cpu_s_per_kernel / (gpu_s + kernels * gap))
+    assert s.gap_share == pytest.approx(kernels * gap / s.graph_s)
+
+
+def test_the_draft_on_a_b200_gains_what_the_boundaries_leave():
+    """The row the review recomputed: 275 µs of weight reads, 179 kernels, 3.57 µs per launch,
+    ~1.3 µs of GPU gap per kernel (Hazy Research): about 1.26×, not 2.3×."""
+    draft = serving.ILLUSTRATIVE_DRAFT
+    gpu = inference.decode_step(draft, 1, 4096, "B200").time_s
+    s = serving.launch_bound_step(gpu, serving.decode_kernels(draft), 1 / 280e3)
+    assert gpu == pytest.approx(275e-6, rel=0.01)
+    assert s.graph_s == pytest.approx(gpu + 179 * 1.3e-6)
+    assert s.graph_speedup == pytest.approx(639e-6 / 508e-6, rel=0.01)
+    no_gaps = serving.launch_bound_step(gpu, 179, 1 / 280e3, gap_s_per_kernel=0.0)
+    assert s.graph_speedup < 1.3 < no_gaps.graph_speedup
+
+
+def test_speculation_at_equal_memory_gives_plain_decoding_its_larger_batch():
+    """Review 2026-12 (R2): the speed-ups compared the two at the same batch; plain decoding,
+    with no draft in HBM, fits more sequences, and at large batch and short context wins."""
+    draft, h100 = serving.ILLUSTRATIVE_DRAFT, "H100-SXM"
+    for context in (512, 4096):
+        e = serving.speculative_at_equal_memory(ILLUSTRATIVE, draft, 4, 0.8, context, h100)
+        assert e.speculative.batch == serving.speculative_max_batch(
+            ILLUSTRATIVE, draft, context, h100
+        )
+        assert e.plain_batch == inference.max_batch(ILLUSTRATIVE, context, h100)
+        assert e.plain_batch > e.speculative.batch
+        plain = inference.decode_step(ILLUSTRATIVE, e.plain_batch, context, h100)
+        assert e.plain_tokens_per_s == pytest.approx(plain.tokens_per_s)
+        assert e.speedup < e.speculative.speedup  # equal memory is the harder comparison
+    short = serving.speculative_at_equal_memory(ILLUSTRATIVE, draft, 4, 0.8, 512, h100, batch=256)
+    assert short.speedup < 1 < short.speculative.speedup  # speculation loses throughput here
+    long = serving.speculative_at_equal_memory(ILLUSTRATIVE, draft, 4, 0.8, 4096, h100)
+    assert long.speedup > 1  # memory-bound verification: it still pays
+    with pytest.raises(ValueError, match="do not fit"):
+        serving.speculative_at_equal_memory(ILLUSTRATIVE, draft, 4, 0.8, 4096, "T4")
 
 
 def test_serving_refuses_nonsense():
@@ -110,6 +165,8 @@ def test_serving_refuses_nonsense():
         serving.static_batch_occupancy([])
     with pytest.raises(ValueError, match="kernels=0"):
         serving.launch_bound_step(1e-3, 0, 1e-6)
+    with pytest.raises(ValueError, match="gap_s_per_kernel=-1"):
+        serving.launch_bound_step(1e-3, 10, 1e-6, -1e-6)
     with pytest.raises(TypeError, match="draft=None"):
         serving.speculative_max_batch(ILLUSTRATIVE, None, 4096, "H100-SXM")
     with pytest.raises(ValueError, match="context_len=0"):

@@ -241,6 +241,12 @@ def mma_flops(instruction: str) -> int:
 
 #: Targets compared: Ampere, Hopper, Blackwell (sm_100 is compiled on request by gpuperf.inspect).
 TARGETS: tuple[str, ...] = ("sm_80", "sm_90", "sm_100")
+#: The PTX target Triton writes for each of :data:`TARGETS`. From compute capability 9.0 it adds
+#: the suffix "a" (Triton's ``sm_arch_from_capability``): the architecture-specific targets,
+#: the only ones with ``wgmma``, ``setmaxnreg`` and ``tcgen05`` (LLVM D155851; NVIDIA's CUDA 12.9
+#: family-specific blog), whose code runs on that architecture alone. CUDA or PTX compiled for
+#: plain ``sm_90`` has none of the Hopper instructions counted here.
+PTX_TARGETS: dict[str, str] = {"sm_80": "sm_80", "sm_90": "sm_90a", "sm_100": "sm_100a"}
 DTYPE = "fp16"
 #: The Hopper FlashAttention forward at its d = 64 tiles (``hopper_config(64)``).
 _HOPPER_D64 = dict(
@@ -379,7 +385,8 @@ def stored(kernel: str, target: str) -> StoredCounts:
 
 
 def counts_table(kernel: str) -> str:
-    """A Markdown table: one row per family, one column per target, for one stored kernel."""
+    """A Markdown table: one row per family, one column per target (headed by the PTX target
+    Triton wrote, :data:`PTX_TARGETS`), for one stored kernel."""
     from .notebook import table
 
     rows = []
@@ -391,7 +398,7 @@ def counts_table(kernel: str) -> str:
     )
     rows.append(["shared memory (KiB)", *(f"{c.shared_memory_bytes / 1024:.1f}" for c in columns)])
     rows.append(["registers / thread", *(c.registers_per_thread for c in columns)])
-    return table(["instructions in the PTX", *TARGETS], rows)
+    return table(["instructions in the PTX", *(PTX_TARGETS[t] for t in TARGETS)], rows)
 
 
 def regenerate(path: str | Path | None = None) -> int:  # pragma: no cover - offline tool
@@ -555,6 +562,7 @@ __all__ = [
     "MAX_MMA_DIM",
     "MAX_REUSE",
     "MAX_STEPS",
+    "PTX_TARGETS",
     "TARGETS",
     "TRITON_VERSION",
     "Family",

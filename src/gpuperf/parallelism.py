@@ -60,6 +60,8 @@ __all__ = [
     "LOAD_WIDTHS_BYTES",
     "MAX_LOADS_IN_FLIGHT",
     "TENSOR_PRECISIONS",
+    "WIDE_LOAD_BYTES",
+    "WIDE_LOAD_MIN_CC",
     "CopyParallelism",
     "LoadedLatency",
     "MemoryParallelism",
@@ -70,15 +72,22 @@ __all__ = [
     "dram_bytes_per_clock_per_sm",
     "dram_latency",
     "flop_per_clock_per_sm",
+    "load_widths",
     "loaded_latency",
     "memory_parallelism",
     "peak_decomposition",
     "peak_flops_from_parts",
 ]
 
-#: Widths one thread's global load instruction can move: 1, 2, 4, 8 or 16 bytes (CUDA
-#: Programming Guide, device memory accesses); 16 B is a 128-bit vector load (``float4``).
+#: Widths one thread's global load instruction can move on every GPU: 1, 2, 4, 8 or 16 bytes
+#: (CUDA Programming Guide, device memory accesses); 16 B is a 128-bit vector load (``float4``).
 LOAD_WIDTHS_BYTES: tuple[int, ...] = (1, 2, 4, 8, 16)
+#: A 256-bit load (``ld.global.v8.b32`` / ``.v4.b64``): global memory only, compute capability
+#: ≥ 10.0 (sm_100 and later) with PTX ISA 8.8 (LLVM's NVPTX backend: ``has256BitVectorLoadStore``
+#: is sm_100+ with PTX 8.8, global address space; PR 139292, 2025).
+WIDE_LOAD_BYTES = 32
+#: The first compute capability with :data:`WIDE_LOAD_BYTES` loads.
+WIDE_LOAD_MIN_CC: tuple[int, int] = (10, 0)
 #: Largest number of independent loads per thread the calculators accept (a sanity bound).
 MAX_LOADS_IN_FLIGHT = 64
 #: The tensor-core rates :data:`~gpuperf.hardware.TENSOR_FLOP_PER_CLOCK_PER_SM` describes.
@@ -248,8 +257,33 @@ def dram_latency(chip_name: str | Chip) -> Measurement:
     )
 
 
-def _load_shape(bytes_per_load: int, loads_in_flight: int) -> tuple[int, int]:
-    bytes_per_load = choice("bytes_per_load", bytes_per_load, LOAD_WIDTHS_BYTES)
+def load_widths(chip_name: str | Chip) -> tuple[int, ...]:
+    """The bytes one thread's global load can move on ``chip_name``: :data:`LOAD_WIDTHS_BYTES`,
+    plus :data:`WIDE_LOAD_BYTES` (256-bit) from compute capability 10.0 (B200 and later)."""
+    the_chip = _gpu(chip_name)
+    if the_chip.compute_capability >= WIDE_LOAD_MIN_CC:
+        return (*LOAD_WIDTHS_BYTES, WIDE_LOAD_BYTES)
+    return LOAD_WIDTHS_BYTES
+
+
+def _width(the_chip: Chip, name: str, bytes_per_load: object) -> int:
+    widths = load_widths(the_chip)
+    try:
+        choice(name, bytes_per_load, (WIDE_LOAD_BYTES,))
+    except ValueError:
+        return choice(name, bytes_per_load, widths)
+    if WIDE_LOAD_BYTES not in widths:
+        major, minor = WIDE_LOAD_MIN_CC
+        raise ValueError(
+            f"{name}={WIDE_LOAD_BYTES}: 256-bit loads need compute capability {major}.{minor} "
+            f"(sm_100+); {the_chip.name} has {the_chip.compute_capability[0]}."
+            f"{the_chip.compute_capability[1]}, so one of {', '.join(map(str, widths))}"
+        )
+    return WIDE_LOAD_BYTES
+
+
+def _load_shape(the_chip: Chip, bytes_per_load: int, loads_in_flight: int) -> tuple[int, int]:
+    bytes_per_load = _width(the_chip, "bytes_per_load", bytes_per_load)
     loads = positive_int("loads_in_flight", loads_in_flight, maximum=MAX_LOADS_IN_FLIGHT)
     return bytes_per_load, loads
 
@@ -275,7 +309,7 @@ class MemoryParallelism:
 
     def __post_init__(self) -> None:
         _check_fields(self)
-        choice("bytes_per_load", self.bytes_per_load, LOAD_WIDTHS_BYTES)
+        choice("bytes_per_load", self.bytes_per_load, (*LOAD_WIDTHS_BYTES, WIDE_LOAD_BYTES))
 
     @property
     def bytes_in_flight(self) -> float:
@@ -348,7 +382,7 @@ def memory_parallelism(
     """
     the_chip = _gpu(chip_name)
     latency = dram_latency(the_chip).value if latency_s is None else latency_s
-    bytes_per_load, loads = _load_shape(bytes_per_load, loads_in_flight)
+    bytes_per_load, loads = _load_shape(the_chip, bytes_per_load, loads_in_flight)
     return MemoryParallelism(
         chip_name=the_chip.name,
         bandwidth=the_chip.hbm_bandwidth if bandwidth is None else bandwidth,
@@ -377,7 +411,7 @@ def achievable_bandwidth(
     """
     the_chip = _gpu(chip_name)
     latency_s = positive_float("latency_s", latency_s)
-    bytes_per_load, loads = _load_shape(bytes_per_load, loads_in_flight)
+    bytes_per_load, loads = _load_shape(the_chip, bytes_per_load, loads_in_flight)
     limit = the_chip.max_threads_per_sm // WARP_SIZE
     warps = np.asarray(real_array("warps_per_sm", warps_per_sm, ndim=(0, 1)))
     if np.any(warps > limit):
@@ -563,7 +597,8 @@ def copy_parallelism(
     The bytes in flight per SM are bandwidth × ``latency_s`` / SMs (defaults: the chip's HBM
     bandwidth and its generation's pointer-chase latency, :func:`dram_latency`; pass a latency
     under load from :func:`loaded_latency` for the realistic case). ``bytes_per_copy``: 1, 2, 4,
-    8 or 16 for ``ldg``; 4, 8 or 16 for ``cp.async``; the tile's bytes (a multiple of 16, at most
+    8 or 16 for ``ldg`` (32 from compute capability 10.0, :func:`load_widths`); 4, 8 or 16 for
+    ``cp.async``; the tile's bytes (a multiple of 16, at most
     the chip's shared memory per block) for ``tma``. ``copies_in_flight``: independent loads per
     thread (``ldg``), outstanding copies per thread (``cp.async``, e.g. pipeline stages × copies
     per stage) or tiles in flight (``tma``, the pipeline's stages). cp.async needs compute
@@ -579,7 +614,7 @@ def copy_parallelism(
             f"{the_chip.compute_capability[1]}"
         )
     if mechanism == "ldg":
-        bytes_per_copy = choice("bytes_per_copy", bytes_per_copy, LOAD_WIDTHS_BYTES)
+        bytes_per_copy = _width(the_chip, "bytes_per_copy", bytes_per_copy)
     elif mechanism == "cp.async":
         bytes_per_copy = choice("bytes_per_copy", bytes_per_copy, CP_ASYNC_BYTES)
     else:

@@ -19,15 +19,20 @@ and whether the CPU can launch the step's kernels as fast as the GPU runs them:
   With each drafted token accepted with probability α, a round yields
   (1 − α^(γ+1)) / (1 − α) tokens per read of the target's weights (:func:`speculative_decoding`).
   Both models live in the same HBM: :func:`speculative_max_batch` is the largest batch whose
-  two sets of weights and two KV caches fit.
+  two sets of weights and two KV caches fit, and :func:`speculative_at_equal_memory` compares
+  it with plain decoding at the larger batch the same memory holds without a draft.
 * **Launch overhead and CUDA graphs.** A decode step at batch 1 is hundreds of small kernels
   (:func:`decode_kernels` counts them for a model). Launched one by one from Python, the step
   takes max(GPU time, CPU time to launch them all); captured in a CUDA graph, the whole step is
-  one launch (:func:`launch_bound_step`).
+  one launch (:func:`launch_bound_step`). A graph removes the *host's* time, not the kernel
+  boundaries: between two kernels the GPU drains the first and sets up the next, idle for
+  :data:`GRAPH_GAP_S_PER_KERNEL` each time even when the launches are queued, so the GPU's side
+  of a step is its roofline time plus kernels × that gap, in both modes.
 
 Limits: roofline lower bounds (nothing here ran); equal context lengths within a step; the
-draft's acceptance rate is the caller's, not derived; a CUDA graph is modelled as costing one
-launch and no gap between its kernels.
+draft's acceptance rate is the caller's, not derived; one gap per kernel boundary, measured on
+an H100 under CUDA graphs and used as a stand-in on other GPUs and for eager launches (whose
+gap is no smaller).
 """
 
 from __future__ import annotations
@@ -39,7 +44,7 @@ import numpy as np
 
 from ._validate import positive_float, positive_int, show
 from .hardware import Chip, chip
-from .inference import DecoderConfig, decode_step, verify_step
+from .inference import DecoderConfig, decode_step, max_batch, verify_step
 from .units import bytes_per_element, check_precision
 
 #: A draft model for the chapter's speculative-decoding example, chosen for illustration like
@@ -266,6 +271,76 @@ def speculative_max_batch(
     return int(free // (per_token * context_len))
 
 
+@dataclass(frozen=True)
+class EqualMemory:
+    """Speculative and plain decoding compared at equal HBM rather than at equal batch.
+
+    Plain decoding carries neither the draft's weights nor its cache, so more sequences fit:
+    ``plain_batch`` is :func:`gpuperf.inference.max_batch` of the target alone.
+    """
+
+    speculative: SpeculativeDecoding
+    plain_batch: int
+    plain_step_s: float
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.speculative, SpeculativeDecoding):
+            raise TypeError(f"speculative={show(self.speculative)} must be a SpeculativeDecoding")
+        positive_int("plain_batch", self.plain_batch)
+        positive_float("plain_step_s", self.plain_step_s)
+
+    @property
+    def plain_tokens_per_s(self) -> float:
+        """Plain decoding's throughput at the largest batch it can hold."""
+        return self.plain_batch / self.plain_step_s
+
+    @property
+    def speedup(self) -> float:
+        """Speculative over plain throughput, each at its own batch (below 1: speculation
+        loses)."""
+        return self.speculative.tokens_per_s / self.plain_tokens_per_s
+
+
+def speculative_at_equal_memory(
+    config: DecoderConfig,
+    draft: DecoderConfig,
+    draft_tokens: int,
+    acceptance: float,
+    context_len: int,
+    chip_name: str | Chip,
+    batch: int | None = None,
+    precision: str = "bf16",
+) -> EqualMemory:
+    """Speculative decoding at ``batch`` (default: :func:`speculative_max_batch`) against plain
+    decoding at the largest batch the same HBM holds without a draft
+    (:func:`gpuperf.inference.max_batch`).
+
+    :attr:`SpeculativeDecoding.speedup` compares the two at the *same* batch, which favours
+    speculation at large batch: plain decoding could have held more sequences. Speculation buys
+    per-sequence latency; it buys throughput only while the verification stays memory-bound.
+    """
+    _models(config, draft)
+    the_chip = chip(chip_name)
+    precision = check_precision(precision)
+    context_len = positive_int("context_len", context_len)
+    most = speculative_max_batch(config, draft, context_len, the_chip, precision)
+    if batch is None:
+        if most == 0:
+            raise ValueError(
+                f"the two models' weights do not fit in one {the_chip.name}: no batch to compare"
+            )
+        batch = most
+    batch = positive_int("batch", batch)
+    plain_batch = max_batch(config, context_len, the_chip, precision)
+    if plain_batch == 0:
+        raise ValueError(f"config's weights do not fit in one {the_chip.name}")
+    spec = speculative_decoding(
+        config, draft, draft_tokens, acceptance, context_len, the_chip, batch, precision
+    )
+    plain = decode_step(config, plain_batch, context_len, the_chip, precision)
+    return EqualMemory(spec, plain_batch, plain.time_s)
+
+
 # ------------------------------------------------------------------- launches and CUDA graphs
 
 #: Kernels per layer in the course's count of a decode step: two norms, four matmuls (QKV,
@@ -276,6 +351,14 @@ def speculative_max_batch(
 KERNELS_PER_LAYER = 11
 #: Kernels after the last layer: the final norm, the LM head and sampling.
 KERNELS_AFTER_LAYERS = 3
+#: GPU time lost at each kernel boundary of a step whose launches are already queued (a CUDA
+#: graph): the next kernel's blocks start only after the previous kernel's last block retires
+#: and the new kernel is set up. Hazy Research measured about 1.3 µs per kernel on an H100
+#: under CUDA graphs (about 2.1 µs without) while decoding Llama-3.2-1B at batch 1, the
+#: "bubbles" that kept vLLM and SGLang to at most 50 % of the HBM bandwidth (HAZY, 2025-05-27;
+#: the per-kernel figures read through summaries of the post, see references.bib). A stand-in
+#: on other GPUs.
+GRAPH_GAP_S_PER_KERNEL = 1.3e-6
 
 
 def decode_kernels(config: DecoderConfig) -> int:
@@ -290,17 +373,30 @@ def decode_kernels(config: DecoderConfig) -> int:
 
 @dataclass(frozen=True)
 class LaunchBoundStep:
-    """A step of ``kernels`` launches taking ``gpu_s`` on the GPU and ``cpu_s_per_kernel`` each
-    to launch from the host."""
+    """A step of ``kernels`` launches taking ``gpu_s`` of roofline time on the GPU,
+    ``cpu_s_per_kernel`` each to launch from the host and ``gap_s_per_kernel`` of GPU idle time
+    at each kernel boundary (:data:`GRAPH_GAP_S_PER_KERNEL`)."""
 
     gpu_s: float
     kernels: int
     cpu_s_per_kernel: float
+    gap_s_per_kernel: float = GRAPH_GAP_S_PER_KERNEL
 
     def __post_init__(self) -> None:
         positive_float("gpu_s", self.gpu_s)
         positive_int("kernels", self.kernels, 1, MAX_KERNELS)
         positive_float("cpu_s_per_kernel", self.cpu_s_per_kernel)
+        positive_float("gap_s_per_kernel", self.gap_s_per_kernel, allow_zero=True, maximum=1.0)
+
+    @property
+    def gap_s(self) -> float:
+        """GPU idle time at the kernel boundaries: kernels × gap (a graph keeps it)."""
+        return self.kernels * self.gap_s_per_kernel
+
+    @property
+    def gpu_busy_s(self) -> float:
+        """The GPU's side of the step with the launches queued: roofline time + boundary gaps."""
+        return self.gpu_s + self.gap_s
 
     @property
     def cpu_s(self) -> float:
@@ -310,21 +406,27 @@ class LaunchBoundStep:
     @property
     def eager_s(self) -> float:
         """Launches are asynchronous and the CPU runs ahead: the slower of the two sets it."""
-        return max(self.gpu_s, self.cpu_s)
+        return max(self.gpu_busy_s, self.cpu_s)
 
     @property
     def graph_s(self) -> float:
-        """One graph launch replays the step: the GPU time, unless even one launch is slower."""
-        return max(self.gpu_s, self.cpu_s_per_kernel)
+        """One graph launch replays the step: the host's launches go, the boundaries stay."""
+        return max(self.gpu_busy_s, self.cpu_s_per_kernel)
+
+    @property
+    def gap_share(self) -> float:
+        """Share of the graph step the GPU spends idle at kernel boundaries."""
+        return self.gap_s / self.graph_s
 
     @property
     def cpu_bound(self) -> bool:
-        return self.cpu_s > self.gpu_s
+        return self.cpu_s > self.gpu_busy_s
 
     @property
     def break_even_s(self) -> float:
-        """The launch cost per kernel at which CPU and GPU take equally long: gpu_s / kernels."""
-        return self.gpu_s / self.kernels
+        """The launch cost per kernel at which host and GPU take equally long:
+        gpu_busy_s / kernels = gpu_s / kernels + gap."""
+        return self.gpu_busy_s / self.kernels
 
     @property
     def graph_speedup(self) -> float:
@@ -335,27 +437,39 @@ class LaunchBoundStep:
 MAX_KERNELS = 1 << 20
 
 
-def launch_bound_step(gpu_s: float, kernels: int, cpu_s_per_kernel: float) -> LaunchBoundStep:
+def launch_bound_step(
+    gpu_s: float,
+    kernels: int,
+    cpu_s_per_kernel: float,
+    gap_s_per_kernel: float = GRAPH_GAP_S_PER_KERNEL,
+) -> LaunchBoundStep:
     """A step's time launched kernel by kernel (eager) and as one CUDA graph.
 
     At batch 1 a decode step's GPU time is the time to read the weights
     (:func:`gpuperf.inference.decode_step`); if launching its kernels takes longer, the GPU
-    waits for the CPU and the step is *launch-bound*.
+    waits for the CPU and the step is *launch-bound*. Either way the GPU idles
+    ``gap_s_per_kernel`` at each kernel boundary (default :data:`GRAPH_GAP_S_PER_KERNEL`;
+    0 reproduces a model with no gaps, which overstates what a graph gains).
     """
     return LaunchBoundStep(
         gpu_s=positive_float("gpu_s", gpu_s),
         kernels=positive_int("kernels", kernels, 1, MAX_KERNELS),
         cpu_s_per_kernel=positive_float("cpu_s_per_kernel", cpu_s_per_kernel),
+        gap_s_per_kernel=positive_float(
+            "gap_s_per_kernel", gap_s_per_kernel, allow_zero=True, maximum=1.0
+        ),
     )
 
 
 __all__ = [
+    "GRAPH_GAP_S_PER_KERNEL",
     "ILLUSTRATIVE_DRAFT",
     "KERNELS_AFTER_LAYERS",
     "KERNELS_PER_LAYER",
     "MAX_DRAFT",
     "MAX_KERNELS",
     "MAX_SEQUENCES",
+    "EqualMemory",
     "LaunchBoundStep",
     "PagedKV",
     "SpeculativeDecoding",
@@ -363,6 +477,7 @@ __all__ = [
     "expected_tokens_per_round",
     "launch_bound_step",
     "paged_kv",
+    "speculative_at_equal_memory",
     "speculative_decoding",
     "speculative_max_batch",
     "static_batch_occupancy",

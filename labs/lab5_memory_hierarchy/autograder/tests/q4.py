@@ -8,7 +8,7 @@ test = {   'name': 'q4',
                                                ">>> _W = measurements.find('CPU → GPU copy', 'H100-SXM').value\n"
                                                ">>> check_close('half_bandwidth_bytes', half_bandwidth_bytes, memory.half_bandwidth_size(_W, _t0), unit='B', hints={1 / _W ** 2: 'n½ = t0 · W, not t0 "
                                                "/ W'})\n"
-                                               ">>> for _name in ['n_90', 'batching_speedup', 'implied_latency_s']:\n"
+                                               ">>> for _name in ['n_90', 'batching_speedup', 'local_copy_max_latency_s']:\n"
                                                '...     _ = answered(_name, globals().get(_name, ...))\n',
                                        'hidden': False,
                                        'locked': False},
