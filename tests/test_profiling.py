@@ -129,3 +129,24 @@ def test_host_wait_events():
     assert row.host_wait and not row.on_device
     with pytest.raises(TypeError, match="on_device"):
         profiling.ProfileRow("k", 1, 0.0, 0.0, 1.0, 1.0, on_device="yes")
+
+
+def test_problem_6_calls_the_ladders_l2_figure_what_its_record_says():
+    # Issue 34 (R4): 5.3's Problem 6 called the ladder's H100 SXM L2 figure "measured"; the
+    # record (and 5's own text) says it is the playbook's approximate figure, and the one L2
+    # microbenchmark ran on an H100 PCIe card. The answer now reads both from their records.
+    from pathlib import Path
+
+    import nbformat
+
+    from gpuperf import measurements
+
+    sxm = measurements.find("L2 bandwidth", "H100-SXM")
+    pcie = measurements.find("L2 bandwidth", "H100-PCIe")
+    assert "approximate" in sxm.method and "microbenchmark" in pcie.method
+    page = Path(__file__).resolve().parent.parent / "chapters" / "05_profiling.ipynb"
+    cells = [c for c in nbformat.read(page, 4).cells if "p6_l2" in c.source]
+    (answer,) = cells
+    html = "".join(o["data"]["text/html"] for o in answer.outputs if "text/html" in o["data"])
+    assert sxm.method in html and pcie.method in html
+    assert "measured L2 figure" not in html.replace("no measured L2 figure", "")
