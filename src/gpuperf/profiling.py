@@ -119,8 +119,8 @@ class ProfileRow:
 
     @property
     def host_wait(self) -> bool:
-        """Whether this row's Self CPU is the host waiting for the device."""
-        return is_host_wait(self.name)
+        """Whether this row's Self CPU is the host waiting (:data:`HOST_WAIT_EVENTS`)."""
+        return self.name in HOST_WAIT_EVENTS
 
 
 @dataclass(frozen=True)
