@@ -677,6 +677,7 @@ GOOD_CALLS: dict[str, Callable[[], dict[str, Any]]] = {
         ("CPU → GPU", gpuperf.measurements.find("CPU → GPU copy"), 15.75e9)]},
     "plots.effective_bandwidth_curves": lambda: {"links": {"PCIe": (14e9, 1.4e-6)}},
     "profiling.profile": lambda: {"fn": lambda: _randn(8) * 2},
+    "recompute.mode_in_words": lambda: {"mode": "selective"},
     "recompute.recompute_or_store": lambda: {"n_elements": 1 << 20, "flops_per_element": 4.0,
                                              "chip": "H100-SXM"},
     "recompute.saved_tensor_bytes": lambda: {"fn": lambda t: (t * 2).sum(),

@@ -62,9 +62,26 @@ def test_p5_pcie_hop_reaches_90_percent_of_gen4_x8():
     assert measured / pcie_bandwidth(4, 8) == pytest.approx(0.90, abs=0.01)
 
 
-def test_nvlink_measured_is_85_percent_of_spec():
-    both = measurements.find("both directions", "h100").value
-    assert both / (2 * chip("h100").interconnect_bandwidth) == pytest.approx(0.873, abs=0.01)
+def test_nvlink_measured_is_87_percent_of_spec():
+    both = measurements.find("both directions", "h100")
+    assert both.value / (2 * chip("h100").interconnect_bandwidth) == pytest.approx(0.873, abs=0.01)
+    assert both.method.startswith("nvbandwidth memcpy CE, 87 % of 900 GB/s")
+
+
+def test_every_percentage_a_method_quotes_is_its_value_over_the_reference():
+    # Issue 34 (R4): the NVLink record copied the playbook's "85 % of 900 GB/s" while its value,
+    # 786 GB/s, is 87 % of it (the page printed 87 %). A method that says "N % of X GB/s" must
+    # agree with value / X to the percent; "(... says 85 %, a slip)" quotes no reference.
+    import re
+
+    quoted = 0
+    for m in measurements.MEASUREMENTS:
+        for percent, reference in re.findall(
+            r"(\d+(?:\.\d+)?) % of (\d+(?:\.\d+)?) GB/s", m.method
+        ):
+            quoted += 1
+            assert round(100 * m.value / (float(reference) * 1e9)) == round(float(percent)), m
+    assert quoted >= 1
 
 
 def test_filters_and_errors():

@@ -301,3 +301,68 @@ def test_allreduce_algorithm_bandwidth_is_nccls_bus_factor_inverted():
         memory.allreduce_algorithm_bandwidth(480e9, 1)
     with pytest.raises(ValueError, match="bus_bandwidth=0"):
         memory.allreduce_algorithm_bandwidth(0, 8)
+
+
+@given(
+    n_bytes=st.floats(1e2, 1e12),
+    bandwidth=st.floats(1e8, 1e14),
+    fraction=st.floats(0.01, 0.99),
+    shrink=st.sampled_from([0.0, 1e-6, 0.1, 0.5, 0.999, 1.0]),
+)
+def test_latency_upper_bound_is_where_the_fraction_is_just_reached(
+    n_bytes, bandwidth, fraction, shrink
+):
+    t0 = memory.latency_upper_bound(n_bytes, bandwidth, fraction)
+    assert memory.effective_bandwidth(n_bytes, bandwidth, t0) == pytest.approx(
+        fraction * bandwidth
+    )
+    # any smaller fixed cost reaches at least that fraction: the reading is an upper bound
+    assert memory.effective_bandwidth(n_bytes, bandwidth, shrink * t0) >= (
+        fraction * bandwidth * (1 - 1e-9)
+    )
+    # and n½ = t₀·W ≤ n(1 − f)/f, which is ≤ n whenever f ≥ ½
+    half = memory.half_bandwidth_size(bandwidth, t0)
+    assert half == pytest.approx(n_bytes * (1 - fraction) / fraction)
+
+
+def test_a_plateau_reading_bounds_the_half_bandwidth_size_from_above():
+    # Issue 34 (R4): the playbook's nvbandwidth copies are latency-bound below 1 MB and "sustain
+    # ~1,500 GB/s" from 1 MB on (seed 001). Read as n½ = 1 MB, t₀ = 658 ns, and a 1 MB copy would
+    # move at half speed (760 GB/s), contradicting the sentence it came from. 1 MB bounds n½
+    # from above: t₀ ≤ 658 ns at f = ½, ≤ 73 ns if "sustain" means at least 90 %.
+    from gpuperf.measurements import LATENCY_BOUND_BELOW_BYTES, find
+
+    w = find("HBM copy, per direction").value
+    misread = LATENCY_BOUND_BELOW_BYTES / w
+    assert memory.effective_bandwidth(LATENCY_BOUND_BELOW_BYTES, w, misread) == pytest.approx(
+        w / 2
+    )
+    assert memory.effective_bandwidth(LATENCY_BOUND_BELOW_BYTES, w, misread) < 1500e9 / 1.5
+    assert memory.latency_upper_bound(LATENCY_BOUND_BELOW_BYTES, w) == pytest.approx(misread)
+    t90 = memory.latency_upper_bound(LATENCY_BOUND_BELOW_BYTES, w, 0.9)
+    assert round(t90 * 1e9) == 73 and t90 < misread / 9 + 1e-12
+    assert memory.effective_bandwidth(LATENCY_BOUND_BELOW_BYTES, w, t90) >= 0.9 * w * (1 - 1e-12)
+
+
+def test_latency_upper_bound_rejects_nonsense():
+    with pytest.raises(ValueError, match=r"fraction=1\.5"):
+        memory.latency_upper_bound(1e6, 1e12, 1.5)
+    with pytest.raises(ValueError, match="fraction=0"):
+        memory.latency_upper_bound(1e6, 1e12, 0)
+    with pytest.raises(ValueError, match="n_bytes=-1"):
+        memory.latency_upper_bound(-1, 1e12)
+
+
+def test_each_level_names_its_own_chips_part():
+    # Issue 34 (R4): the ladder table labelled the A100 column with the H100's HBM3, NVLink 4 and
+    # PCIe Gen5. Each level's part comes from its own chip's row of the hardware table.
+    for name in ("A100-80GB", "H100-SXM"):
+        found = hardware.chip(name)
+        parts = {level.rung: level.part for level in memory.bandwidth_ladder(found)}
+        assert parts["HBM"] == found.memory_type
+        assert parts["chip-to-chip"] == found.interconnect
+        assert parts["host link"] == found.host_link
+        assert parts["registers"] is None and parts["network"] is None
+    a100 = {level.rung: level.part for level in memory.bandwidth_ladder("A100-80GB")}
+    assert a100["HBM"] == "HBM2e" and a100["chip-to-chip"].startswith("NVLink 3")
+    assert a100["host link"].startswith("PCIe Gen4")

@@ -114,6 +114,22 @@ def test_mx_scale_rules_as_inequalities(rule, name):
         assert mx.block_quantization_error(x, "mxfp8", scale_rule="ceil").saturated == 0
 
 
+@pytest.mark.parametrize(
+    ("rule", "low", "high", "closed_low"), [("floor", 4, 8, True), ("ceil", 3, 6, False)]
+)
+def test_where_an_e2m1_blocks_amax_lands(rule, low, high, closed_low):
+    # Issue 34 (R1 #3): the module's docstring gave only the rounded-up rule's (3, 6]; the spec's
+    # floor rule (the default) puts amax / scale in [4, 8), clamped above 6. The page says both.
+    x = np.random.default_rng(5).standard_normal(32 * 400) * np.repeat(
+        10.0 ** np.random.default_rng(6).uniform(-6, 6, 400), 32
+    )
+    _, exponents = mx.quantize_mx(x, "e2m1", 32, scale_rule=rule)
+    ratio = np.abs(x.reshape(400, 32)).max(axis=1) / 2.0**exponents
+    assert np.all(ratio >= low if closed_low else ratio > low) and np.all(ratio <= high)
+    assert np.all(ratio < high) if rule == "floor" else ratio.max() > 5.5
+    assert mx.__doc__ is not None and "[4, 8)" in mx.__doc__ and "(3, 6]" in mx.__doc__
+
+
 def test_e8m0_scales_are_exact_in_torch():
     torch = pytest.importorskip("torch")
     if not hasattr(torch, "float8_e8m0fnu"):

@@ -15,6 +15,22 @@ from gpuperf import collectives as co
 from gpuperf import nccl
 
 
+def test_ll_line_is_sixteen_bytes_with_interleaved_flags():
+    # Issue 34 (R1 #1): device.h's union ncclLLFifoLine {uint32_t data1, flag1, data2, flag2}
+    # is one 16-byte line, written by one st.volatile.global.v4.u32 (prims_ll.h, storeLL): a
+    # 4-byte flag after each 4-byte data word, not "a flag in every 8-byte store".
+    ll_words = ("data1", "flag1", "data2", "flag2")
+    ll = nccl.PROTOCOLS["LL"]
+    assert ll.line_bytes == 4 * len(ll_words) == 16
+    assert ll.payload_bytes == 4 * sum(w.startswith("data") for w in ll_words) == 8
+    assert "16-byte" in ll.flag and "8-byte store" not in ll.flag
+    # LL128: one 8-byte flag word in a 128-byte line
+    assert (nccl.PROTOCOLS["LL128"].line_bytes, nccl.PROTOCOLS["LL128"].payload_bytes) == (
+        128,
+        120,
+    )
+
+
 def test_payload_fractions_follow_the_line_formats():
     # LL: union ncclLLFifoLine {data1, flag1, data2, flag2}: 4-byte words, half of them flags.
     ll_words = ("data1", "flag1", "data2", "flag2")
@@ -94,6 +110,51 @@ def test_crossovers_are_where_the_times_are_equal():
     assert [order.index(p) for p in picks] == sorted(order.index(p) for p in picks)
 
 
+def test_inter_node_steps_pay_the_network_latency_the_others_the_links():
+    # Issue 34 (R1 #11), tuning.cc's ring branch: intraLat = max(intraLat, netOverhead) (1 µs on
+    # Intel, ×3 for Simple); nInterSteps = 2(nNodes − 1) for an all-reduce; latency = base +
+    # (nsteps − nInterSteps) · intraLat + nInterSteps · interLat. 16 nodes × 8 GPUs, LL:
+    # 6.6 + 224 × 1.0 + 30 × 2.7 = 311.6 µs, where charging 2.7 µs on all 254 steps gave 692.
+    t = nccl.protocol_time("LL", "all-reduce", 0, 128, 50e9, nodes=16)
+    assert t.latency_s == pytest.approx(311.6e-6)
+    assert t.latency_s < (6.6 + 254 * 2.7) * 1e-6
+    simple = nccl.ring_latency_s("Simple", "all-reduce", 128, nodes=16)
+    assert simple == pytest.approx((8.4 + 224 * max(3.4, 3 * 1.0) + 30 * 14.0) * 1e-6)
+    amd = nccl.ring_latency_s("LL", "all-reduce", 128, nodes=16, cpu_vendor="amd")
+    assert amd == pytest.approx((6.6 + 224 * 2.0 + 30 * 2.7) * 1e-6)
+    # an all-gather crosses nodes n − 1 times in p − 1 steps
+    ag = nccl.ring_latency_s("LL128", "all-gather", 16, nodes=2)
+    assert ag == pytest.approx((14.0 + 14 * max(1.9, 1.0) + 1 * 4.0) * 1e-6)
+    # one GPU per node ("network"): every step crosses, at the tree's NET latency (ppn == 1)
+    for name, tree_net in (("LL", 5.0), ("LL128", 8.5), ("Simple", 14.0)):
+        one = nccl.ring_latency_s(name, "all-reduce", 4, "network")
+        assert one == pytest.approx((nccl.PROTOCOLS[name].base_latency_s * 1e6 + 6 * tree_net)
+                                    * 1e-6)  # fmt: skip
+        assert one == nccl.ring_latency_s(name, "all-reduce", 4, "nvlink", nodes=4)
+    # one node is unchanged
+    assert nccl.ring_latency_s("LL", "all-reduce", 8, nodes=1) == pytest.approx(15.0e-6)
+
+
+def test_nccls_own_nvlink_figure_and_its_crossovers():
+    # Issue 34 (R1 #10): graph/topo.h credits an sm_90 NVLink link with SM90_NVLINK_BW = 20.6
+    # GB/s, so 18 links give 370.8 GB/s, below the 450 GB/s per direction of the datasheet that
+    # the page feeds the model; R1 recomputed the crossovers with it as 3.52 MB and 37.5 MB, and
+    # Problem 9's 4 MiB at 62.1 µs, still LL128.
+    bw = nccl.topology_nvlink_bandwidth("H100-SXM")
+    assert bw == pytest.approx(18 * 20.6e9) == nccl.topology_nvlink_bandwidth("H100-SXM", 18)
+    assert bw < 450e9
+    assert nccl.topology_nvlink_bandwidth("A100-80GB") == pytest.approx(12 * 20e9)
+    assert nccl.topology_nvlink_bandwidth("B200") == pytest.approx(18 * 40.1e9)
+    x_ll = nccl.protocol_crossover_bytes("LL", "LL128", "all-reduce", 8, bw)
+    x_simple = nccl.protocol_crossover_bytes("LL128", "Simple", "all-reduce", 8, bw)
+    assert (round(x_ll / 1e6, 2), round(x_simple / 1e6, 1)) == (3.52, 37.5)
+    four = nccl.protocol_time("LL128", "all-reduce", 4 * 2**20, 8, bw)
+    assert round(four.time_s * 1e6, 1) == 62.1
+    assert nccl.fastest_protocol("all-reduce", 4 * 2**20, 8, bw) == "LL128"
+    with pytest.raises(ValueError, match="no NVLink link count"):
+        nccl.topology_nvlink_bandwidth("T4")
+
+
 def simulate_overlap(compute_s, comm_s, channels, sms, dt=1e-6):
     """Advance compute in small time steps on the SMs the collective leaves."""
     t = done = 0.0
@@ -131,4 +192,8 @@ def test_nccl_refuses_nonsense():
         nccl.ll_max_bus_bandwidth("H100-SXM", nodes=0)
     with pytest.raises(ValueError, match="cpu_vendor='arm' is not one of"):
         nccl.ll_max_bus_bandwidth("H100-SXM", nodes=2, cpu_vendor="arm")
+    with pytest.raises(ValueError, match="nodes=3 must divide ranks=8"):
+        nccl.protocol_time("LL", "all-reduce", 1e6, 8, 1e11, nodes=3)
+    with pytest.raises(ValueError, match="nodes=2 with hardware='network' must be ranks=8"):
+        nccl.ring_latency_s("LL", "all-reduce", 8, "network", nodes=2)
     assert co.bus_bandwidth_factor("all-reduce", 8) == 1.75

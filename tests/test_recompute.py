@@ -489,3 +489,16 @@ def test_offloading_by_hand():
 def test_new_arguments_are_checked(call, match):
     with pytest.raises((ValueError, TypeError), match=match):
         call()
+
+
+def test_mode_words_never_confuse_keeping_everything_with_nothing_fitting():
+    # Issue 34 (R1 #7): the "cheapest fit" column showed the mode "none" (no recomputation: it
+    # fits) beside "none fits" (nothing fits). The words for the modes and for None differ.
+    words = {mode: recompute.mode_in_words(mode) for mode in (*recompute.RECOMPUTE_MODES, None)}
+    assert len(set(words.values())) == len(words)
+    assert words["none"] == "no recomputation" and words[None] == "nothing fits"
+    assert not any("none" in w for w in words.values())
+    fits = recompute.recompute_mode_for_budget(20e9, 32, 2048, 1, 4096, 32, 8, True)
+    assert fits == "none" and recompute.mode_in_words(fits) == "no recomputation"
+    with pytest.raises(ValueError, match="mode='some'"):
+        recompute.mode_in_words("some")

@@ -143,3 +143,46 @@ def test_promotion_every_128_rescues_a_14_bit_accumulator():
 def test_bad_arguments_are_named(call, match):
     with pytest.raises((ValueError, TypeError), match=match):
         call()
+
+
+def _path_roundings(n, order, block=128):
+    """Independent count: follow term 0 through the emulation's additions, counting each
+    rounded addition whose result still contains it, split by level (accumulator, outer)."""
+    if order == "sequential":  # acc = round(acc + x_j) for j = 0 … n − 1, all containing x_0
+        return sum(1 for _ in range(n)), 0
+    if order == "pairwise":  # x_0 is in the first pair of every level until one value is left
+        levels, width = 0, n
+        while width > 1:
+            levels, width = levels + 1, (width + 1) // 2
+        return levels, 0
+    # blocked: x_0's block rounds once per term it holds; every block sum then enters ``outer``
+    inner = min(block, n)
+    outer = len(range(0, n, block))
+    return inner, outer
+
+
+@pytest.mark.parametrize("order", sm.ORDERS)
+@pytest.mark.parametrize("n", [1, 2, 3, 64, 100, 4096, 5000])
+def test_roundings_are_the_emulations_and_the_bounds_exponents(order, n):
+    # Issue 34 (R1 #2): the page counted (b − 1) + (⌈n/b⌉ − 1) roundings while error_bound
+    # charged b + ⌈n/b⌉. Both are now stated: the bound counts each term's own addition too.
+    block = 64
+    assert sm.roundings(n, order, block=block) == _path_roundings(n, order, block)
+    inner, outer = sm.roundings(n, order, block=block)
+    u16, u32 = 2.0**-11, 2.0**-24
+    expected = (1 + u16) ** inner * (1 + u32) ** outer - 1
+    bound = sm.error_bound(n, "fp16", order, block=block)
+    assert bound == pytest.approx(expected, rel=1e-12)
+    if order == "blocked":
+        # the page's count of additions after a term's own is one fewer at each level
+        assert (inner - 1) + (outer - 1) == (min(block, n) - 1) + (math.ceil(n / block) - 1)
+
+
+def test_stochastic_rounding_goes_up_with_the_fraction_of_the_gap():
+    # Issue 34 (R1 #5): rounds up with probability (x − lo)/(hi − lo), "40 % of the way, a 40 %
+    # chance" (Transformer Engine's NVFP4 documentation), not "the distance".
+    ulp = 2.0**-10  # fp16's gap above 1
+    for fraction in (0.1, 0.4, 0.75):
+        x = np.full(40_000, 1 + fraction * ulp)
+        up = sm.round_to_format(x, "fp16", "stochastic", seed=3) > 1
+        assert up.mean() == pytest.approx(fraction, abs=0.01)

@@ -121,10 +121,19 @@ def test_view_uses_the_message_rate():
     assert "half the peak needs 3.54 MB" in view_text
 
 
-def test_hbm_preset_names_both_cards():
+def test_hbm_preset_pairs_two_measurements_of_one_card_below_its_datasheet():
+    # Issue 34 (R4): the preset paired the 80 GB card's latency with FastIceFlo's 1.65 TB/s on a
+    # 40 GB card, above that card's 1.555 TB/s datasheet. Every preset's two numbers now come
+    # from one chip, and no bandwidth exceeds that chip's datasheet.
+    from gpuperf.hardware import chip
+
     hbm = wm.presets()[3]
-    assert hbm.latency.chip == "A100-80GB" and hbm.bandwidth.chip == "A100-40GB"
-    assert "80 GB" in hbm.label and "40 GB cards" in hbm.label
+    assert hbm.latency.chip == hbm.bandwidth.chip == "A100-80GB" == hbm.label.split(", ")[1]
+    assert hbm.bandwidth.source == "TRITON-VA"
+    for link in wm.presets():
+        assert link.latency.chip == link.bandwidth.chip
+        if link.label.startswith("HBM"):
+            assert link.bandwidth_bytes_per_s < chip(link.bandwidth.chip).hbm_bandwidth
     # short enough for a drop-down on a phone (the browser test measures it there)
     assert len(hbm.label) <= 36
 

@@ -248,8 +248,11 @@ MEASUREMENTS: tuple[Measurement, ...] = (
        "NCCL SendRecv, 4 EFA NICs per GPU", "PLAYBOOK"),
     _M("GPU → GPU over NVLink 4", 364.93 * GB, "B/s", "H100-SXM",
        "NCCL SendRecv, one direction", "PLAYBOOK"),
+    # Seed 001 prints "786 GB/s ... 900 GB/s 的 85%"; 786/900 is 87.3 %, an arithmetic slip in
+    # the source (tests/test_measurements.py checks every "N % of X" a method quotes).
     _M("GPU ↔ GPU over NVLink 4, both directions", 786 * GB, "B/s", "H100-SXM",
-       "nvbandwidth memcpy CE, 85 % of 900 GB/s", "PLAYBOOK"),
+       "nvbandwidth memcpy CE, 87 % of 900 GB/s (the playbook's text says 85 %, a slip)",
+       "PLAYBOOK"),
     _M("all-reduce bus bandwidth in one node (NVLS)", 480 * GB, "B/s", "H100-SXM",
        "NCCL all_reduce_perf with NVLink SHARP", "PLAYBOOK"),
     # Seed 001 (the playbook's in-node section) runs all_to_all_perf on one node and states
@@ -342,7 +345,11 @@ def stream_read_sweep(chip: str) -> OccupancySweep:
     )
 
 
-#: Below this transfer size nvbandwidth's copies are latency-bound (seed 000/001).
+#: nvbandwidth's device_local_copy on an H100 node (HBM → HBM, ~1,519 GB/s): "latency-bound below
+#: 1 MB; from 1 MB on, reads and writes sustain about 1,500 GB/s" (seed 001; seed 000). A plateau
+#: reached, not a half-bandwidth point: it bounds n½ = t₀·W from above
+#: (:func:`gpuperf.memory.latency_upper_bound`), it does not give it. Measured on device-local
+#: copies only, not on the host link.
 LATENCY_BOUND_BELOW_BYTES = 1e6
 
 

@@ -12,8 +12,12 @@ fetches one sector per lane (0.125).
 
 **Transfers.** A copy of n bytes takes ``latency + n / bandwidth``, so small transfers are
 latency-bound: the effective bandwidth n / time reaches half the peak at n = latency·bandwidth.
-nvbandwidth runs on H100 nodes show copies below ~1 MB are latency-bound (seed 001 and its
-translation, seed 000); :func:`fit_transfer_model` recovers latency and bandwidth from timings.
+:func:`fit_transfer_model` recovers latency and bandwidth from timings. A source that says only
+where a link's rate levels off gives less: nvbandwidth's device-local copies on an H100 node are
+latency-bound below ~1 MB and "sustain ~1,500 GB/s" from 1 MB on (seed 001 and its translation,
+seed 000). If a transfer of n bytes reaches at least a fraction f of the peak, then
+t₀ ≤ n(1 − f)/(f·W) and n½ ≤ n(1 − f)/f (:func:`latency_upper_bound`): a plateau bounds n½
+from above (n½ ≤ n at f = ½, n/9 at f = 0.9); reading it *as* n½ overstates the fixed cost.
 
 **The ladder.** Registers → shared memory/L1 → L2 → HBM → links off the chip → network →
 storage: each level bigger and slower. :func:`bandwidth_ladder` reads every number from the
@@ -194,6 +198,19 @@ def half_bandwidth_size(bandwidth: float, latency_s: float) -> float:
     return latency_s * bandwidth
 
 
+def latency_upper_bound(n_bytes: float, bandwidth: float, fraction: float = 0.5) -> float:
+    """The largest fixed cost t₀ under which ``n_bytes`` still reach ``fraction`` of ``bandwidth``.
+
+    From n / (t₀ + n/W) ≥ f·W: t₀ ≤ n(1 − f) / (f·W), and so n½ = t₀·W ≤ n(1 − f)/f. Use it when
+    a source reports where a rate levels off rather than a fitted latency: "full speed from 1 MB"
+    at f = 0.9 bounds n½ by 111 kB, at f = ½ by 1 MB. An upper bound, never an estimate.
+    """
+    n_bytes = positive_float("n_bytes", n_bytes)
+    bandwidth = positive_float("bandwidth", bandwidth)
+    fraction = positive_float("fraction", fraction, maximum=1.0)
+    return n_bytes * (1 - fraction) / (fraction * bandwidth)
+
+
 def allreduce_algorithm_bandwidth(bus_bandwidth: float, ranks: int) -> float:
     """Algorithm bandwidth of an all-reduce from its bus bandwidth: busbw · p / (2(p − 1)).
 
@@ -288,6 +305,17 @@ class Level:
         name_string("source", self.source)
         for label in ("capacity_bytes", "bandwidth_bytes_per_s"):
             object.__setattr__(self, label, optional(label, getattr(self, label), positive_float))
+
+    @property
+    def rung(self) -> str:
+        """The level without the chip's part: ``"HBM"`` for ``"HBM (HBM2e)"``."""
+        return self.name.split(" (", 1)[0]
+
+    @property
+    def part(self) -> str | None:
+        """The chip's own part at this level (``"HBM2e"``, ``"NVLink 3 (12 links)"``), if named."""
+        _, _, rest = self.name.partition(" (")
+        return rest[:-1] if rest.endswith(")") else None
 
 
 def _optional(name: str, value: float | None) -> float | None:
@@ -400,5 +428,6 @@ __all__ = [
     "effective_bandwidth",
     "fit_transfer_model",
     "half_bandwidth_size",
+    "latency_upper_bound",
     "transfer_time",
 ]

@@ -15,7 +15,8 @@ the formats Blackwell's tensor cores read natively fix the block and the scale's
   E2M1 elements, blocks of 16, and two levels of scale — an FP32 scale for the whole tensor,
   s_t = amax / (6 · 448), and per block an E4M3 scale, (block amax / 6) / s_t rounded to E4M3,
   which (unlike E8M0) has 3 mantissa bits, so a block's amax lands close to 6 rather than
-  anywhere in (3, 6]. Cost: 8 bits per 16 elements, 0.5 bit each.
+  anywhere in a binade: in [4, 8) with the MX spec's power-of-two rule (clamped at 6), in (3, 6]
+  with the rounded-up one. Cost: 8 bits per 16 elements, 0.5 bit each.
 
 All elements round to nearest (ties to even) and saturate at their largest normal value.
 :func:`block_quantization_error` measures a format as :func:`gpuperf.numerics.quantization_error`

@@ -1,12 +1,15 @@
 """What NCCL does underneath a collective: its three protocols, and the SMs its channels take.
 
 **Protocols.** NCCL moves each step's chunk with one of three protocols, which trade bandwidth
-for latency by how the receiver learns that data has arrived (NCCL source, ``device.h`` and
-``graph/tuning.cc``, read at commit 5067397 of 2026-06-11):
+for latency by how the receiver learns that data has arrived (NCCL source, ``device.h``,
+``device/prims_ll.h`` and ``graph/tuning.cc``, read at commit 5067397 of 2026-06-11):
 
-* **LL** (low latency): every 8-byte store carries 4 bytes of data and a 4-byte flag
-  (``union ncclLLFifoLine``). The receiver polls the flag itself, so there is no separate
-  synchronisation, but half of every line is flag: at most 50 % of the link carries payload.
+* **LL** (low latency): 16-byte lines of four 4-byte words, data and flag interleaved
+  (``union ncclLLFifoLine {data1, flag1, data2, flag2}``), each line written by one 16-byte
+  store (``storeLL``: ``st.volatile.global.v4.u32``). The receiver polls the flags itself, so
+  there is no separate synchronisation; each flag sits after its data word, which is safe as
+  long as 8-byte pieces arrive whole (the union's comment). Half of every line is flag: at most
+  50 % of the link carries payload.
 * **LL128**: 128-byte lines of sixteen 8-byte words, one of which is the flag
   (``NCCL_LL128_DATAELEMS = NCCL_LL128_LINEELEMS - 1``): 120 bytes of payload per 128,
   93.75 %. It relies on each 128-byte line arriving whole, so NCCL enables it by default only
@@ -18,12 +21,23 @@ NCCL's tuner predicts a collective's time as ``latency + bytes / bandwidth`` per
 protocol and picks the fastest (:func:`protocol_time`, :func:`fastest_protocol`). Its constants
 (:data:`PROTOCOLS`): a base latency per protocol (ring: LL 6.6 µs, LL128 14 µs, Simple 8.4 µs),
 a latency per ring step per link type (NVLink: 0.6, 1.9 and 3.4 µs) and a bandwidth factor
-against Simple (LL 0.5, LL128 0.92). The ring's LL bus bandwidth is also capped:
-``busBw = min(llMaxBw, 0.5 · busBw)`` (``ncclTopoTuneModel``), with ``llMaxBw`` from the table
-``llMaxBws`` — 141 GB/s for Hopper in one node (:func:`ll_max_bus_bandwidth`). Small messages go
-LL, middling ones LL128, large ones Simple. This module uses those numbers only; NCCL also caps
-LL128's rate per channel (so it depends on the channel count), models trees, NVLS and PAT, and
-corrects for measured effects, none of which is reproduced here.
+against Simple (LL 0.5, LL128 0.92). Across nodes only the ring's 2(n − 1) inter-node steps of
+an all-reduce (n − 1 for the other collectives) pay the network's latency; the steps inside a
+node pay the link's, raised to at least the network's post overhead (1 µs on Intel hosts, 2 µs
+on AMD; 3× for Simple), and with one GPU per node the network latency is the tree's
+(``ncclTopoTuneModel``). The ring's LL bus bandwidth is also capped:
+``busBw = min(llMaxBw, 0.5 · busBw)``, with ``llMaxBw`` from the table ``llMaxBws`` — 141 GB/s
+for Hopper in one node (:func:`ll_max_bus_bandwidth`). Small messages go LL, middling ones
+LL128, large ones Simple. This module uses those numbers only; NCCL also caps LL128's rate per
+channel (so it depends on the channel count), adds the network path's own latency
+(``latencyInter`` of its topology graph), models trees, NVLS and PAT, and corrects for
+measured effects, none of which is reproduced here.
+
+**Whose bandwidth.** The bus bandwidth a caller passes in is an input. NCCL's own is what its
+topology search finds: channels × per-channel bandwidth, at most the GPU's NVLink links × the
+per-link figure of ``graph/topo.h`` (:data:`NVLINK_BANDWIDTH_PER_LINK`: 20.6 GB/s on Hopper, so
+18 links give 370.8 GB/s, below the datasheet's 450 GB/s per direction;
+:func:`topology_nvlink_bandwidth`).
 
 **Channels take SMs.** NCCL runs a collective as one CTA per *channel* (``NCCL_MAX_CTAS``; at
 most ``MAXCHANNELS`` = 64 in ``device.h``), and each CTA stays resident for the whole
@@ -39,6 +53,7 @@ per communicator, not per channel); compute is assumed to scale with the SMs it 
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
@@ -47,7 +62,8 @@ from ._validate import choice, mapping, name_string, positive_float, positive_in
 from .collectives import MODELLED_COLLECTIVES, bus_bandwidth_factor, steps
 from .hardware import Chip, chip
 
-#: Link types NCCL's tuner distinguishes, as this module names them.
+#: Link types NCCL's tuner distinguishes, as this module names them. ``"network"`` as a
+#: ``hardware`` argument means one GPU per node: every ring step crosses the network.
 HARDWARE: tuple[str, ...] = ("nvlink", "pci", "network")
 #: NCCL's upper bound on channels (``MAXCHANNELS`` in ``src/include/device.h``).
 MAX_CHANNELS = 64
@@ -70,6 +86,9 @@ class Protocol:
     #: ``hwLatencies`` for the ring, seconds per step, by link type.
     step_latency_s: Mapping[str, float]
     flag: str
+    #: ``hwLatencies[NET][TREE]``: what the tuner charges a network step when each node holds
+    #: one GPU (``ppn == 1``: "latencies are fully exposed").
+    one_gpu_per_node_latency_s: float = 0.0
 
     def __post_init__(self) -> None:
         name_string("name", self.name)
@@ -80,10 +99,11 @@ class Protocol:
         latencies = mapping("step_latency_s", self.step_latency_s, positive_float, keys=HARDWARE)
         object.__setattr__(self, "step_latency_s", MappingProxyType(latencies))
         name_string("flag", self.flag)
+        positive_float("one_gpu_per_node_latency_s", self.one_gpu_per_node_latency_s, True)
 
     @property
     def payload_fraction(self) -> float:
-        """Payload bytes per byte on the wire: 4/8 (LL), 120/128 (LL128), 1 (Simple)."""
+        """Payload bytes per byte on the wire: 8/16 (LL), 120/128 (LL128), 1 (Simple)."""
         return self.payload_bytes / self.line_bytes
 
 
@@ -91,19 +111,19 @@ class Protocol:
 PROTOCOLS: Mapping[str, Protocol] = MappingProxyType(
     {
         "LL": Protocol(
-            "LL", 8, 4, 0.5, 6.6 * _US,
+            "LL", 16, 8, 0.5, 6.6 * _US,
             {"nvlink": 0.6 * _US, "pci": 1.0 * _US, "network": 2.7 * _US},
-            "a 4-byte flag in every 8-byte store",
+            "16-byte lines: a 4-byte flag after each 4-byte data word", 5.0 * _US,
         ),
         "LL128": Protocol(
             "LL128", 128, 120, 0.92, 14.0 * _US,
             {"nvlink": 1.9 * _US, "pci": 2.5 * _US, "network": 4.0 * _US},
-            "one 8-byte flag per 128-byte line",
+            "one 8-byte flag per 128-byte line", 8.5 * _US,
         ),
         "Simple": Protocol(
             "Simple", 1, 1, 1.0, 8.4 * _US,
             {"nvlink": 3.4 * _US, "pci": 5.7 * _US, "network": 14.0 * _US},
-            "a memory fence and one flag per chunk",
+            "a memory fence and one flag per chunk", 14.0 * _US,
         ),
     }
 )  # fmt: skip
@@ -125,6 +145,14 @@ LL_MAX_BUS_BANDWIDTH_NODES: Mapping[str, tuple[float, float]] = MappingProxyType
 )
 #: The cap :func:`protocol_time` applies unless told otherwise: an H100 node's.
 DEFAULT_LL_MAX_BUS_BANDWIDTH = LL_MAX_BUS_BANDWIDTH_ONE_NODE["Hopper"]
+#: ``getNetOverhead`` of ``graph/tuning.cc`` (seconds): the least an in-node ring step costs once
+#: the ring leaves the node, by CPU vendor (x86 Intel 1 µs, x86 AMD 2 µs); Simple pays 3×.
+NET_OVERHEAD_S: Mapping[str, float] = MappingProxyType({"intel": 1.0 * _US, "amd": 2.0 * _US})
+#: ``SMx_NVLINK_BW`` of ``graph/topo.h`` (bytes/s per NVLink link and direction) by NCCL's
+#: compute-capability row: the figure its topology search credits one link with.
+NVLINK_BANDWIDTH_PER_LINK: Mapping[str, float] = MappingProxyType(
+    {"Volta": 20.0 * _GB, "Ampere": 20.0 * _GB, "Hopper": 20.6 * _GB, "Blackwell": 40.1 * _GB}
+)
 #: Largest node count :func:`ll_max_bus_bandwidth` accepts.
 MAX_NODES = 1 << 16
 
@@ -199,6 +227,61 @@ class ProtocolTime:
         return achieved * bus_bandwidth_factor(self.collective, self.ranks)
 
 
+def _nodes(nodes: object, ranks: int, hardware: str) -> int:
+    """The node count of a ring: ``None`` → 1 (``"network"``: one GPU per node, ``ranks``)."""
+    if hardware == "network":
+        if nodes is not None and positive_int("nodes", nodes, 1, MAX_NODES) != ranks:
+            raise ValueError(
+                f"nodes={nodes!r} with hardware='network' must be ranks={ranks} (one GPU per "
+                "node); for several GPUs per node give the link inside the node "
+                "(hardware='nvlink' or 'pci') and nodes"
+            )
+        return ranks
+    if nodes is None:
+        return 1
+    nodes = positive_int("nodes", nodes, 1, MAX_NODES)
+    if ranks % nodes:
+        raise ValueError(
+            f"nodes={nodes} must divide ranks={ranks}: the same number of GPUs in every node"
+        )
+    return nodes
+
+
+def ring_latency_s(
+    protocol: str,
+    collective: str,
+    ranks: int,
+    hardware: str = "nvlink",
+    *,
+    nodes: int | None = None,
+    cpu_vendor: str = "intel",
+) -> float:
+    """NCCL's ring latency for ``protocol`` (``ncclTopoTuneModel``, ring branch), seconds.
+
+    base + (steps − inter) · max(intra, overhead) + inter · net, where steps is the ring's
+    (2(p − 1) for an all-reduce), inter the steps that cross nodes (2(n − 1) for an all-reduce,
+    n − 1 otherwise), intra the per-step latency of ``hardware`` inside a node, overhead the
+    network's post overhead once the ring leaves the node (:data:`NET_OVERHEAD_S`, 3× for
+    Simple) and net the network's per-step latency (the tree's with one GPU per node).
+    ``nodes=None`` is one node; ``hardware="network"`` is one GPU per node. In one node:
+    base + steps · intra (8 NVLink ranks, all-reduce, LL: 6.6 + 14 × 0.6 = 15.0 µs); 16 nodes of
+    8 GPUs, LL: 6.6 + 224 × 1.0 + 30 × 2.7 = 311.6 µs.
+    """
+    proto = _protocol(protocol)
+    hardware = choice("hardware", hardware, HARDWARE)
+    cpu_vendor = choice("cpu_vendor", cpu_vendor, tuple(NET_OVERHEAD_S))
+    n_steps = steps(collective, ranks)
+    n_nodes = _nodes(nodes, int(ranks), hardware)
+    if n_nodes == 1:
+        return proto.base_latency_s + n_steps * proto.step_latency_s[hardware]
+    inter_steps = 2 * (n_nodes - 1) if collective == "all-reduce" else n_nodes - 1
+    one_per_node = n_nodes == ranks
+    net = proto.one_gpu_per_node_latency_s if one_per_node else proto.step_latency_s["network"]
+    overhead = NET_OVERHEAD_S[cpu_vendor] * (3 if proto.name == "Simple" else 1)
+    intra = 0.0 if hardware == "network" else max(proto.step_latency_s[hardware], overhead)
+    return proto.base_latency_s + (n_steps - inter_steps) * intra + inter_steps * net
+
+
 def protocol_time(
     protocol: str,
     collective: str,
@@ -207,18 +290,24 @@ def protocol_time(
     bus_bandwidth: float,
     hardware: str = "nvlink",
     ll_max_bandwidth: float = DEFAULT_LL_MAX_BUS_BANDWIDTH,
+    *,
+    nodes: int | None = None,
+    cpu_vendor: str = "intel",
 ) -> ProtocolTime:
-    """NCCL's ring estimate for ``protocol``: base + steps · per-step latency, and
-    ``bus_bandwidth`` × the protocol's factor converted to algorithm bandwidth.
+    """NCCL's ring estimate for ``protocol``: :func:`ring_latency_s`, and ``bus_bandwidth`` ×
+    the protocol's factor converted to algorithm bandwidth.
 
     ``bus_bandwidth`` is what Simple would reach on large messages (the link, per direction).
     LL's bus bandwidth is ``min(ll_max_bandwidth, 0.5 · bus_bandwidth)``, as in NCCL's tuner;
-    the default cap is an H100 node's 141 GB/s (:func:`ll_max_bus_bandwidth` gives others).
+    the default cap is an H100 node's 141 GB/s (:func:`ll_max_bus_bandwidth` gives others,
+    across nodes too). ``hardware`` is the link inside a node; ``nodes`` spreads the ranks over
+    that many nodes (``hardware="network"``: one GPU per node).
     8 NVLink ranks, all-reduce: LL 6.6 + 14 × 0.6 = 15.0 µs, LL128 40.6 µs, Simple 56.0 µs.
     """
     proto = _protocol(protocol)
-    hardware = choice("hardware", hardware, HARDWARE)
-    n_steps = steps(collective, ranks)
+    latency_s = ring_latency_s(
+        proto.name, collective, ranks, hardware, nodes=nodes, cpu_vendor=cpu_vendor
+    )
     bus_bandwidth = positive_float("bus_bandwidth", bus_bandwidth)
     ll_max_bandwidth = positive_float("ll_max_bandwidth", ll_max_bandwidth)
     factor = bus_bandwidth_factor(collective, ranks)
@@ -230,7 +319,7 @@ def protocol_time(
         collective=collective,
         message_bytes=positive_float("message_bytes", message_bytes, allow_zero=True),
         ranks=int(ranks),
-        latency_s=proto.base_latency_s + n_steps * proto.step_latency_s[hardware],
+        latency_s=latency_s,
         algorithm_bandwidth=protocol_bus / factor,
     )
 
@@ -242,14 +331,18 @@ def fastest_protocol(
     bus_bandwidth: float,
     hardware: str = "nvlink",
     ll_max_bandwidth: float = DEFAULT_LL_MAX_BUS_BANDWIDTH,
+    *,
+    nodes: int | None = None,
+    cpu_vendor: str = "intel",
 ) -> str:
     """The protocol NCCL's ring model predicts fastest for this message (ties: the first)."""
     times = {
         name: protocol_time(
-            name, collective, message_bytes, ranks, bus_bandwidth, hardware, ll_max_bandwidth
+            name, collective, message_bytes, ranks, bus_bandwidth, hardware, ll_max_bandwidth,
+            nodes=nodes, cpu_vendor=cpu_vendor,
         )
         for name in PROTOCOLS
-    }
+    }  # fmt: skip
     return min(times, key=lambda name: times[name].time_s)
 
 
@@ -261,6 +354,9 @@ def protocol_crossover_bytes(
     bus_bandwidth: float,
     hardware: str = "nvlink",
     ll_max_bandwidth: float = DEFAULT_LL_MAX_BUS_BANDWIDTH,
+    *,
+    nodes: int | None = None,
+    cpu_vendor: str = "intel",
 ) -> float:
     """Message size above which ``faster_large`` beats ``faster_small``:
     S* = (lat_large − lat_small) / (1/algbw_small − 1/algbw_large); 0 if it always does.
@@ -270,9 +366,12 @@ def protocol_crossover_bytes(
     faster_small = choice("faster_small", faster_small, tuple(PROTOCOLS))
     faster_large = choice("faster_large", faster_large, tuple(PROTOCOLS))
     small, large = (
-        protocol_time(name, collective, 0, ranks, bus_bandwidth, hardware, ll_max_bandwidth)
+        protocol_time(
+            name, collective, 0, ranks, bus_bandwidth, hardware, ll_max_bandwidth,
+            nodes=nodes, cpu_vendor=cpu_vendor,
+        )
         for name in (faster_small, faster_large)
-    )
+    )  # fmt: skip
     gain_per_byte = 1 / small.algorithm_bandwidth - 1 / large.algorithm_bandwidth
     extra_latency = large.latency_s - small.latency_s
     if gain_per_byte <= 0:
@@ -281,6 +380,32 @@ def protocol_crossover_bytes(
             f"faster_small={faster_small!r}: it never wins on large messages (swap them)"
         )
     return max(0.0, extra_latency / gain_per_byte)
+
+
+def topology_nvlink_bandwidth(
+    chip_name: str | Chip = "H100-SXM", links: int | None = None
+) -> float:
+    """The most NVLink bus bandwidth NCCL's topology credits one GPU with (bytes/s).
+
+    ``links`` × the per-link figure of ``graph/topo.h`` (:data:`NVLINK_BANDWIDTH_PER_LINK`; the
+    sm_86 parts 12 GB/s). NCCL's ring bus bandwidth is channels × per-channel bandwidth, found
+    by its search within this. ``links=None`` reads the count from the chip table's
+    interconnect ("NVLink 4 (18 links)"): an H100 SXM gets 18 × 20.6 = 370.8 GB/s, against
+    the datasheet's 450 GB/s per direction.
+    """
+    the_chip = chip(chip_name)
+    generation = _generation(the_chip)
+    if links is None:
+        match = re.search(r"\((\d+) links\)", the_chip.interconnect or "")
+        if not (the_chip.interconnect or "").startswith("NVLink") or match is None:
+            raise ValueError(
+                f"chip_name={the_chip.name!r} lists no NVLink link count in the chip table "
+                f"(interconnect={the_chip.interconnect!r}); pass links"
+            )
+        links = int(match.group(1))
+    links = positive_int("links", links, 1, MAX_CHANNELS)
+    per_link = 12.0 * _GB if the_chip.compute_capability == (8, 6) else None
+    return links * (per_link or NVLINK_BANDWIDTH_PER_LINK[generation])
 
 
 # ----------------------------------------------------------------------------- channels
@@ -365,6 +490,8 @@ __all__ = [
     "LL_MAX_BUS_BANDWIDTH_ONE_NODE",
     "MAX_CHANNELS",
     "MAX_NODES",
+    "NET_OVERHEAD_S",
+    "NVLINK_BANDWIDTH_PER_LINK",
     "PROTOCOLS",
     "ChannelOverlap",
     "Protocol",
@@ -374,4 +501,6 @@ __all__ = [
     "overlap_with_channels",
     "protocol_crossover_bytes",
     "protocol_time",
+    "ring_latency_s",
+    "topology_nvlink_bandwidth",
 ]

@@ -12,8 +12,21 @@ the events by name; the columns mean (seed 003's glossary, in our words — see 
 
 CPU-bound vs GPU-bound: if the host spends longer issuing work than the device spends doing it,
 the GPU idles between kernels (many tiny kernels, Python overhead) and a faster GPU would not
-help; :func:`bound_in_words` makes that comparison. It is a first look, not a timeline: overlap
-and idle gaps are seen in a trace (``prof.export_chrome_trace``) or in Nsight Systems.
+help; :func:`bound_in_words` makes that comparison. Two sums of the table would mislead it:
+
+* **Host time waiting is not host time issuing.** A synchronisation (``torch.cuda.synchronize()``,
+  ``.item()``, ``.cpu()``) blocks the host until the GPU is done, and the profiler books that
+  wait as the *Self CPU* of a runtime event (``cudaDeviceSynchronize``,
+  ``cudaStreamSynchronize``, ``cudaEventSynchronize``; :data:`HOST_WAIT_EVENTS`). Counted as
+  host work, a GPU-bound step would read CPU-bound: the host seems busy exactly as long as the
+  GPU was. :attr:`Profile.host_issue_s` leaves those rows out (:attr:`Profile.host_wait_s` holds
+  them), and :func:`profile`'s own synchronisation at the end is one of them.
+* **A kernel appears twice.** ``key_averages()`` has a row for the kernel (a device event) and
+  books the same time as *Self CUDA* of the operator that launched it; the device total sums the
+  device events only, as the table's own "Self CUDA time total" does.
+
+It is a first look, not a timeline: overlap and idle gaps are seen in a trace
+(``prof.export_chrome_trace``) or in Nsight Systems.
 
 :func:`profile` returns the table *and* the numbers behind it as :class:`ProfileRow` objects, so a
 notebook can print the table (timings vary run to run) and assert on its structure. torch is
@@ -30,10 +43,37 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from ._validate import MAX_PRODUCT, choice, name_string, positive_float, positive_int, show
+from ._validate import MAX_PRODUCT, choice, flag, name_string, positive_float, positive_int, show
 from .runtime import require
 
-__all__ = ["GLOSSARY", "Profile", "ProfileRow", "bound_in_words", "profile"]
+__all__ = [
+    "GLOSSARY",
+    "HOST_WAIT_EVENTS",
+    "Profile",
+    "ProfileRow",
+    "bound_in_words",
+    "is_host_wait",
+    "profile",
+]
+
+#: Profiler rows whose Self CPU is the host *waiting* for the device, not issuing work: the CUDA
+#: (and ROCm) runtime's synchronisations, and the ATen op behind ``.item()``.
+HOST_WAIT_EVENTS: tuple[str, ...] = (
+    "cudaDeviceSynchronize",
+    "cudaStreamSynchronize",
+    "cudaEventSynchronize",
+    "hipDeviceSynchronize",
+    "hipStreamSynchronize",
+    "hipEventSynchronize",
+    "aten::_local_scalar_dense",
+)
+
+
+def is_host_wait(name: str) -> bool:
+    """Whether a profiler row called ``name`` is the host waiting for the device."""
+    name_string("name", name)
+    return name in HOST_WAIT_EVENTS
+
 
 #: Column of ``key_averages().table()`` → what it measures and how to read it.
 GLOSSARY: tuple[tuple[str, str], ...] = (
@@ -55,7 +95,11 @@ GLOSSARY: tuple[tuple[str, str], ...] = (
 
 @dataclass(frozen=True)
 class ProfileRow:
-    """One line of the profiler table, times in seconds (device times are 0 on a CPU)."""
+    """One line of the profiler table, times in seconds (device times are 0 on a CPU).
+
+    ``on_device``: the row is a device event (a kernel, a copy, a memset), not a host operator
+    or a runtime call; only those rows make up the device's time.
+    """
 
     name: str
     calls: int
@@ -63,6 +107,7 @@ class ProfileRow:
     cpu_total_s: float
     self_device_s: float
     device_total_s: float
+    on_device: bool = False
 
     def __post_init__(self) -> None:
         if not isinstance(self.name, str):
@@ -70,11 +115,22 @@ class ProfileRow:
         positive_int("calls", self.calls, minimum=0, maximum=MAX_PRODUCT)
         for label in ("self_cpu_s", "cpu_total_s", "self_device_s", "device_total_s"):
             object.__setattr__(self, label, positive_float(label, getattr(self, label), True))
+        object.__setattr__(self, "on_device", flag("on_device", self.on_device))
+
+    @property
+    def host_wait(self) -> bool:
+        """Whether this row's Self CPU is the host waiting (:data:`HOST_WAIT_EVENTS`)."""
+        return self.name in HOST_WAIT_EVENTS
 
 
 @dataclass(frozen=True)
 class Profile:
-    """What :func:`profile` measured: the printed table and the rows behind it."""
+    """What :func:`profile` measured: the printed table and the rows behind it.
+
+    ``self_cpu_total_s`` sums Self CPU over every row (the table's "Self CPU time total", waits
+    included); ``self_device_total_s`` sums Self CUDA over the device events only (the table's
+    "Self CUDA time total"). :attr:`host_issue_s` is the host time :attr:`bound` compares.
+    """
 
     device: str
     steps: int
@@ -104,15 +160,28 @@ class Profile:
         raise KeyError(f"name={show(name)}: no row {show(name)}; rows: {rows}")
 
     @property
+    def host_wait_s(self) -> float:
+        """Self CPU of the rows where the host waits for the device (:data:`HOST_WAIT_EVENTS`)."""
+        return sum(r.self_cpu_s for r in self.rows if r.host_wait)
+
+    @property
+    def host_issue_s(self) -> float:
+        """Host time spent issuing work: all Self CPU but the waits."""
+        return max(0.0, self.self_cpu_total_s - self.host_wait_s)
+
+    @property
     def bound(self) -> str:
-        return bound_in_words(self.self_cpu_total_s, self.self_device_total_s)
+        """CPU- or GPU-bound: the host's *issuing* time against the device's time."""
+        return bound_in_words(self.host_issue_s, self.self_device_total_s)
 
 
 def bound_in_words(host_s: float, device_s: float) -> str:
-    """Compare host time with device time (seed 003's rule of thumb).
+    """Compare the host's time *issuing* work with the device's time (seed 003's rule of thumb).
 
     No device time → nothing ran on a GPU. Host > device → CPU-bound: the GPU waits for the
-    host to issue work. Otherwise GPU-bound: the kernels themselves take the time.
+    host to issue work. Otherwise GPU-bound: the kernels themselves take the time. ``host_s``
+    must leave out the host's waits for the device (:attr:`Profile.host_issue_s`): a
+    synchronised GPU-bound step spends about the device's time waiting.
     """
     host_s = positive_float("host_s", host_s, allow_zero=True)
     device_s = positive_float("device_s", device_s, allow_zero=True)
@@ -170,7 +239,9 @@ def profile(
     """Run ``fn(*args, **kwargs)`` ``warmup`` times unprofiled, then ``steps`` times profiled.
 
     Profiles CUDA too when a GPU is present (and synchronises before stopping, so every kernel
-    is counted). ``sort_by`` defaults to self device time on a GPU, self CPU time otherwise.
+    is counted: that wait is a ``cudaDeviceSynchronize`` row, which :attr:`Profile.bound` leaves
+    out of the host's time). ``sort_by`` defaults to self device time on a GPU, self CPU time
+    otherwise.
     """
     if not callable(fn):
         raise TypeError(f"fn={show(fn)} must be callable")
@@ -196,6 +267,23 @@ def profile(
             torch.cuda.synchronize()
     averages = prof.key_averages()
     sort_by = sort_by or ("self_cuda_time_total" if on_gpu else "self_cpu_time_total")
+    return _profile_from_averages(
+        averages,
+        device="cuda" if on_gpu else "cpu",
+        steps=steps,
+        table=averages.table(sort_by=sort_by, row_limit=row_limit),
+    )
+
+
+def _on_device(event: Any) -> bool:
+    """A device event (kernel, copy, memset) of ``key_averages()``, not a user annotation."""
+    kind = getattr(event, "device_type", None)
+    kind = getattr(kind, "name", str(kind)).rsplit(".", 1)[-1]
+    return kind not in ("CPU", "None") and not getattr(event, "is_user_annotation", False)
+
+
+def _profile_from_averages(averages: Any, *, device: str, steps: int, table: str) -> Profile:
+    """A :class:`Profile` from the rows of ``key_averages()`` (times in microseconds there)."""
     rows = tuple(
         ProfileRow(
             name=event.key,
@@ -204,14 +292,15 @@ def profile(
             cpu_total_s=event.cpu_time_total * 1e-6,
             self_device_s=float(getattr(event, "self_device_time_total", 0.0)) * 1e-6,
             device_total_s=float(getattr(event, "device_time_total", 0.0)) * 1e-6,
+            on_device=_on_device(event),
         )
         for event in averages
     )
     return Profile(
-        device="cuda" if on_gpu else "cpu",
+        device=device,
         steps=steps,
         rows=tuple(sorted(rows, key=lambda r: -(r.self_device_s or r.self_cpu_s))),
-        table=averages.table(sort_by=sort_by, row_limit=row_limit),
+        table=table,
         self_cpu_total_s=sum(r.self_cpu_s for r in rows),
-        self_device_total_s=sum(r.self_device_s for r in rows),
+        self_device_total_s=sum(r.self_device_s for r in rows if r.on_device),
     )

@@ -739,6 +739,27 @@ def layer_activations(
     )
 
 
+#: How a table names a recompute mode, and the answer "no mode fits" (``None``), so that the mode
+#: ``"none"`` (keep every activation) never reads as "nothing fits".
+_MODE_WORDS = {
+    "none": "no recomputation",
+    "selective": "selective recomputation",
+    "full": "full recomputation",
+    None: "nothing fits",
+}
+
+
+def mode_in_words(mode: str | None) -> str:
+    """A recompute mode (or :func:`recompute_mode_for_budget`'s ``None``) in words for a table.
+
+    ``"none"`` is "no recomputation" (everything is kept, and it fits); ``None`` is "nothing
+    fits" (not even full recomputation).
+    """
+    if mode is not None:
+        mode = choice("mode", mode, RECOMPUTE_MODES)
+    return _MODE_WORDS[mode]
+
+
 def recompute_mode_for_budget(
     budget_bytes: float,
     n_layers: int,
@@ -1103,6 +1124,7 @@ __all__ = [
     "layer_activation_terms",
     "layer_activations",
     "layer_forward_flops",
+    "mode_in_words",
     "model_flops_per_iteration",
     "recompute_mode_for_budget",
     "recompute_or_store",

@@ -16,15 +16,20 @@ the hardware:
   datapath is undocumented), and :func:`blocked_sum` with ``outer="fp32"`` is the promotion.
 * **Another rounding mode.** Besides round to nearest (ties to even), hardware adders truncate
   (round toward zero: every error has the same sign, so they add up linearly), and *stochastic
-  rounding* rounds up with a probability equal to the distance to the lower neighbour, so each
-  rounding error has mean zero (Gupta et al. 2015): errors add like a random walk and a sum of
-  small terms never stalls. Blackwell converts to FP4/FP8 with stochastic rounding in
-  hardware, and NVFP4 training uses it for gradients (Transformer Engine's NVFP4 recipe).
+  rounding* rounds x between neighbours lo < x < hi up to hi with probability
+  (x − lo)/(hi − lo), the fraction of the gap already covered (40 % of the way up: a 40 %
+  chance), so each rounding error has mean zero (Gupta et al. 2015): errors add like a random
+  walk and a sum of small terms never stalls. Blackwell converts to FP4/FP8 with stochastic
+  rounding in hardware, and NVFP4 training uses it for gradients (Transformer Engine's NVFP4
+  recipe).
 * **Another order.** Pairwise (tree) summation adds neighbours, then neighbours of those sums:
   every term meets ⌈log2 n⌉ roundings instead of up to n − 1, so the worst-case bound is
   γ_⌈log2 n⌉ instead of γ_n (Higham, *Accuracy and Stability of Numerical Algorithms*, §4.2).
   Blocked summation adds blocks of ``block`` terms left to right and then the block sums:
-  (block − 1) + ⌈n/block⌉ − 1 roundings at most, fewest near block = √n. A GPU reduction is
+  (block − 1) + (⌈n/block⌉ − 1) additions after a term's own, fewest near block = √n.
+  :func:`roundings` counts what :func:`error_bound` charges, which is one more at each level:
+  a term's own addition rounds too, since a product the accumulator cannot hold is rounded as
+  it enters (block and ⌈n/block⌉; n for the sequential sum). A GPU reduction is
   blocked: each thread sums its own chunk of the input, then the threads' partial sums are
   combined (within a warp, across the warps of a block, across blocks); :func:`blocked_sum`
   with ``outer`` equal to ``accumulator`` models it with two levels.
@@ -63,6 +68,7 @@ __all__ = [
     "error_bound",
     "pairwise_sum",
     "round_to_format",
+    "roundings",
     "running_sum",
     "summation_errors",
 ]
@@ -259,6 +265,28 @@ def pairwise_sum(
     return _check_finite(level[..., 0], fmt)
 
 
+def roundings(n: int, order: str = "sequential", *, block: int = 128) -> tuple[int, int]:
+    """How many roundings a term meets at worst: (in the accumulator, in ``outer``).
+
+    Counted as the emulation rounds: every addition rounds, a term's own addition included (a
+    product the accumulator cannot hold exactly is rounded as it enters). Sequential: the first
+    term enters and then meets n − 1 more additions, (n, 0). Pairwise: one per level of the
+    tree, (⌈log2 n⌉, 0) (the leaves are never rounded alone). Blocked: the ``block`` roundings of
+    its block (its own and block − 1 more) and one in ``outer`` for each block sum added there,
+    (min(block, n), ⌈n/block⌉). These are the exponents of :func:`error_bound`, which is
+    therefore an upper bound on the prose count (b − 1) + (⌈n/b⌉ − 1) of additions after a
+    term's own.
+    """
+    n = positive_int("n", n, maximum=2**53)
+    order = choice("order", order, ORDERS)
+    block = positive_int("block", block, maximum=2**53)
+    if order == "sequential":
+        return n, 0
+    if order == "pairwise":
+        return math.ceil(math.log2(n)), 0
+    return min(block, n), math.ceil(n / block)
+
+
 def error_bound(
     n: int,
     accumulator: str | FloatFormat = "fp32",
@@ -271,11 +299,12 @@ def error_bound(
     """Worst-case relative error of a sum of ``n`` terms (relative to Σ|terms|).
 
     A term that meets k roundings of unit roundoff u is off by at most (1 + u)^k − 1; u is
-    2^−(M+1) for round to nearest and 2^−M (a whole last place) for truncation and stochastic
-    rounding. Counting the rounding of each term's first add too: sequential k = n; pairwise
-    k = ⌈log2 n⌉; blocked, min(block, n) roundings of the accumulator and ⌈n/block⌉ of ``outer``
-    (to nearest). Stochastic rounding's *typical* error is far smaller (a random walk, ~√n·u),
-    but this is the worst case. Returns ``inf`` past e^700: the bound then says nothing.
+    2^−(M+1) for round to nearest and 2^−M (a whole last place: truncation and stochastic
+    rounding can land on the far neighbour) for the others. The k are :func:`roundings`, each
+    term's own (first) addition included: sequential k = n; pairwise k = ⌈log2 n⌉; blocked,
+    min(block, n) roundings of the accumulator and ⌈n/block⌉ of ``outer`` (to nearest).
+    Stochastic rounding's *typical* error is far smaller (a random walk, ~√n·u), but this is
+    the worst case. Returns ``inf`` past e^700: the bound then says nothing.
     """
     n = positive_int("n", n, maximum=2**53)
     fmt = _format("accumulator", accumulator)
@@ -284,13 +313,8 @@ def error_bound(
     block = positive_int("block", block, maximum=2**53)
     outer_format = _format("outer", outer)
     u = fmt.unit_roundoff if rounding == "nearest" else fmt.machine_epsilon
-    if order == "sequential":
-        exponent = n * math.log1p(u)
-    elif order == "pairwise":
-        exponent = math.ceil(math.log2(n)) * math.log1p(u)
-    else:
-        u_outer = outer_format.unit_roundoff
-        exponent = min(block, n) * math.log1p(u) + math.ceil(n / block) * math.log1p(u_outer)
+    inner_k, outer_k = roundings(n, order, block=block)
+    exponent = inner_k * math.log1p(u) + outer_k * math.log1p(outer_format.unit_roundoff)
     return math.inf if exponent > 700 else math.expm1(exponent)  # inf: no useful bound
 
 
