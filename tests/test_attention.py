@@ -5,14 +5,16 @@ from __future__ import annotations
 
 import itertools
 import math
+from pathlib import Path
 
+import nbformat
 import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
-from gpuperf import attention, cost
+from gpuperf import attention, chip, cost, measurements
 from gpuperf.units import KiB, bytes_per_element
 
 BAD_SIZES = [0, -1, 2.5, math.nan, math.inf, True, "x", None]
@@ -33,6 +35,43 @@ def test_paper_block_sizes():
     assert blocks.row_blocks(1000) == 10 and blocks.col_blocks(1001) == 11
     # fp32 halves the elements.
     assert attention.flash_block_sizes(SRAM_100K, 64, "fp32").block_c == 100
+
+
+def test_fa2_tiles_follow_its_launch_template():
+    """FlashAttention-2's forward tiles on an A100 (flash_fwd_launch_template.h, no dropout):
+    128 × 128 for d ≤ 64, 128 × 64 for d = 96 … 192, 128 × 64 for d = 256 when 128 KiB fit."""
+    a100 = chip("A100-80GB").shared_memory_per_block_bytes
+    for d, tile in ((32, (128, 128)), (64, (128, 128)), (96, (128, 64)), (128, (128, 64))):
+        blocks = attention.fa2_block_sizes(a100, d)
+        assert (blocks.block_r, blocks.block_c, blocks.rule) == (*tile, "FA2")
+    assert attention.fa2_block_sizes(a100, 192).block_r == 128
+    # d = 256: 2 B·256·(128 + 2·64) = 128 KiB fit an A100's 163 KiB, not a 99 KiB sm_86 part.
+    assert attention.fa2_block_sizes(128 * KiB, 256).block_r == 128
+    assert attention.fa2_block_sizes(128 * KiB - 1, 256).block_r == 64
+    assert attention.fa2_block_sizes(99 * KiB, 256).block_c == 64
+    with pytest.raises(ValueError, match=r"cannot hold FlashAttention-2's smallest tiles"):
+        attention.fa2_block_sizes(64 * KiB, 256)  # 3 · 64 · 256 · 2 B = 96 KiB
+
+
+@pytest.mark.parametrize("chip_name", ["T4", "A100-80GB", "H100-SXM"])
+def test_fa2_block_rows_do_not_shrink_with_d(chip_name):
+    """R4 (Dec 2026): the FA2 count reused Algorithm 1's B_r = min(⌈M/4d⌉, d), which makes
+    B_r follow d. FA2's query blocks are 128 rows for every d up to 128, so its K/V re-reads,
+    ≈ 2N²d/B_r, double from d = 64 to d = 128 and the counted saving halves."""
+    sram = chip(chip_name).shared_memory_per_block_bytes
+    rows = {d: attention.fa2_block_sizes(sram, d).block_r for d in (32, 64, 128)}
+    assert set(rows.values()) == {128}
+    n = 4096
+    ratio = {
+        d: attention.hbm_traffic_standard(n, d).bytes
+        / attention.hbm_traffic_flash(n, d, sram).bytes
+        for d in (64, 128)
+    }
+    # R4's own check: hbm_traffic_flash(4096, 64, 163 KiB, version=2, block_r=128) → 3.94×.
+    assert ratio[64] == pytest.approx(3.94, abs=0.005)
+    assert ratio[128] == pytest.approx(2.0, abs=0.01)
+    # Algorithm 1's rule is unchanged and still follows d (the T4's 64 KiB gives B_r = 64).
+    assert attention.flash_block_sizes(sram, 64).block_r == 64
 
 
 # --- standard attention: Algorithm 0, tallied line by line ---------------------------------------
@@ -97,7 +136,8 @@ def flash_v2_tally(n, d, b_c, b_r, size, stat):
 @pytest.mark.parametrize(("n", "d"), [(1, 64), (100, 64), (1024, 64), (1000, 128), (4096, 128)])
 @pytest.mark.parametrize("version", [1, 2])
 def test_flash_matches_simulated_loops(n, d, version):
-    blocks = attention.flash_block_sizes(SRAM_100K, d)
+    rule = attention.flash_block_sizes if version == 1 else attention.fa2_block_sizes
+    blocks = rule(SRAM_100K, d)
     tally = flash_v1_tally if version == 1 else flash_v2_tally
     read, written = tally(n, d, blocks.block_c, blocks.block_r, 2, 4)
     op = attention.hbm_traffic_flash(n, d, SRAM_100K, "fp16", version=version)
@@ -137,9 +177,10 @@ def test_io_complexity_ratio_example():
 def test_flash_moves_less_than_standard_for_long_sequences(
     d, extra_kib, n_over_d, version, precision
 ):
-    # Realistic SRAM: big enough for blocks of d rows (M ≥ 4d², Theorem 2's regime), ≤ 256 KiB.
+    # Realistic SRAM: big enough for blocks of d rows (M ≥ 4d², Theorem 2's regime) and for
+    # FA-2's smallest tiles (64 rows each of Q, K and V), ≤ 256 KiB.
     size = bytes_per_element(precision)
-    sram = min(int(4 * d * d * size) + extra_kib * KiB, 256 * KiB)
+    sram = min(int(max(4 * d * d, 3 * 64 * d) * size) + extra_kib * KiB, 256 * KiB)
     n = n_over_d * d
     flash = attention.hbm_traffic_flash(n, d, sram, precision, version=version)
     standard = attention.hbm_traffic_standard(n, d, precision)
@@ -298,7 +339,9 @@ def test_bad_sizes_are_named(bad):
         attention.online_softmax([1.0, 2.0], bad)
     with pytest.raises(ValueError, match=r"block_size=.* must be an integer ≥ 1"):
         attention.online_softmax_steps([1.0, 2.0], bad)
-    if bad is not None:  # None means "use Algorithm 1's B_r"
+    with pytest.raises(ValueError, match=r"sram_bytes=.* must be an integer ≥ 1"):
+        attention.fa2_block_sizes(bad, 64)
+    if bad is not None:  # None means "use the version's own B_r"
         with pytest.raises(ValueError, match=r"block_r=.* must be an integer ≥ 1"):
             attention.hbm_traffic_flash(1024, 64, SRAM_100K, block_r=bad)
 
@@ -335,3 +378,55 @@ def test_other_bad_inputs():
         attention.naive_attention(q, q, q, scale=-1)
     with pytest.raises(ValueError, match=r"q must have at least 2 dimension"):
         attention.naive_attention(np.ones(4), q, q)
+
+
+# --- the FlashAttention pages against the course's own measurements ------------------------------
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _page(name):
+    """(Markdown prose, glued values) of a chapter notebook."""
+    nb = nbformat.read(ROOT / "chapters" / f"{name}.ipynb", as_version=4)
+    prose = "\n".join(c.source for c in nb.cells if c.cell_type == "markdown")
+    glued = {}
+    for c in nb.cells:
+        for out in c.get("outputs", []):
+            record = out.get("metadata", {}).get("scrapbook")
+            if record:
+                glued[record["name"]] = out["data"][record["mime_prefix"] + "text/plain"]
+    return prose, glued
+
+
+def test_flash_page_claims_agree_with_the_measured_fraction():
+    """R4 (Dec 2026), INCONSISTENT: 4.1 said FlashAttention "runs at the speed of its matmuls" and
+    is "compute-bound on real GPUs", while the course's own H100 run (4.2) has its FA-2 kernel at
+    32 % of the peak and its matmul at 62 %. The page must report the measured fraction (glued
+    from gpuperf.measurements), and may not call the kernel matmul-speed while the data say it
+    is well below its matmuls."""
+    ours = measurements.course_kernel("FA fwd fp16 B4 H16 N4096 d128 causal=False")
+    matmul = measurements.course_kernel("matmul torch.float16 4096³ autotune")
+    peak = chip(ours.provenance.chip_name).peak_flops("fp16")
+    fraction = ours.flops_per_s / peak
+    assert fraction < 0.5 and ours.flops_per_s < 0.6 * matmul.flops_per_s  # the data
+    prose, glued = _page("04_flashattention_algorithm")
+    assert float(glued["fa42_ours_frac"]) == pytest.approx(fraction)
+    assert float(glued["fa42_mm_frac"]) == pytest.approx(matmul.flops_per_s / peak)
+    assert "{glue:text}`fa42_ours_frac" in prose
+    lowered = " ".join(prose.lower().replace("*", "").split())  # no emphasis marks
+    for claim in ("speed of its matmuls", "compute-bound on real gpus", "is compute-bound while"):
+        assert claim not in lowered, claim
+
+
+def test_flash_pages_count_fa2_with_its_own_tiles():
+    """The block-size table's counted ratio is FA-2's tiles' (≈ 3.94× at d = 64), not Algorithm
+    1's B_r = d (2.00×): the glued answers of 4.1's problem 5 follow the model."""
+    _, glued = _page("04_flashattention_algorithm")
+    a100 = chip("A100-80GB").shared_memory_per_block_bytes
+    for d in (64, 128):
+        ratio = (
+            attention.hbm_traffic_standard(4096, d).bytes
+            / attention.hbm_traffic_flash(4096, d, a100).bytes
+        )
+        assert float(glued[f"fa42_p5_d{d}"]) == pytest.approx(ratio)
+    assert float(glued["fa42_p5_d64"]) == pytest.approx(3.94, abs=0.005)

@@ -93,7 +93,9 @@ def test_attention_points_are_the_calculators(attention_explorer):
         expected = time_bounds(op, a100, "fp16").attainable_flops_per_s
         assert point.get_ydata()[0] == pytest.approx(expected)
     blocks = attention.flash_block_sizes(sram, 64, "fp16")
-    assert f"B_c = {blocks.block_c}, B_r = {blocks.block_r}" in status
+    assert f"FA-1 blocks B_c = {blocks.block_c}, B_r = {blocks.block_r}" in status
+    tiles = attention.fa2_block_sizes(sram, 64, "fp16")
+    assert f"FA-2 tiles B_r × B_c = {tiles.block_r} × {tiles.block_c}" in status
     curve = dict(zip(view.flash_curve.get_xdata(), view.flash_curve.get_ydata(), strict=True))
     assert curve[4096] == pytest.approx(flash.bytes)
     assert view.n_marker.get_xdata()[0] == 4096
@@ -117,6 +119,22 @@ def test_missing_precision_clears_the_roof(attention_explorer):
     assert attention_explorer.view.last["bounds"] is None
     attention_explorer.step(precision="fp16")
     assert len(attention_explorer.view.flash_point.get_xdata()) == 1
+
+
+def test_no_fa2_point_where_its_tiles_do_not_fit(attention_explorer):
+    """d = 256 in fp16 needs 96 KiB for FA-2's smallest tiles: a 48 KiB budget has no FA-2
+    kernel, so the view draws no FA-2 point or curve and says why (FA-1 and standard stay)."""
+    view = attention_explorer.view
+    status = attention_explorer.step(chip_name="A100-80GB", precision="fp16", head_dim=256,
+                                     sram_kib=48, seq_len=4096)  # fmt: skip
+    assert "no FA-2 point" in status and "smallest tiles" in status
+    for artist in (view.flash_point, view.ideal_point, view.flash_curve, view.ideal_curve):
+        assert len(artist.get_xdata()) == 0
+    assert len(view.standard_point.get_xdata()) == 1 and len(view.flash1_curve.get_xdata()) > 0
+    assert view.last["ratio"] is None and set(view.last["bounds"]) == {"standard"}
+    attention_explorer.step(sram_kib=0)  # 163 KiB: 128 × 64 tiles fit again
+    assert len(view.flash_point.get_xdata()) == 1
+    assert view.last["tiles"].block_r == 128
 
 
 def test_l2_point_moves_every_byte_once(attention_explorer):

@@ -14,13 +14,17 @@ What is counted (elements × bytes_per_element; statistics ℓ, m and the logsum
 
 * :func:`hbm_traffic_standard`: every HBM read and write of Algorithm 0, 4Nd + 4N² elements;
 * :func:`hbm_traffic_flash` ``version=1``: Algorithm 1's loop order (outer loop over K/V
-  blocks), ``version=2``: FlashAttention-2's (outer loop over Q blocks).
+  blocks) with Algorithm 1's blocks (:func:`flash_block_sizes`); ``version=2``:
+  FlashAttention-2's (outer loop over Q blocks) with FlashAttention-2's own tiles
+  (:func:`fa2_block_sizes`). The two rules differ: Algorithm 1 caps B_r at d, which belongs to
+  its proof, while FlashAttention-2 picks B_r, B_c ∈ {64, 128} (Dao 2023, §3.3) and keeps
+  128-row query blocks whatever d is, so its count of K/V re-reads, ≈ 2N²d/B_r, grows with d.
 
 Limits: forward pass only; FLOPs are the two matmuls (:func:`gpuperf.cost.attention_flops`),
-not the recomputation of the backward pass; no causal block skipping; blocks are whatever the
-formulas give, while real kernels round them to powers of two that fit registers too. The numpy
-references compute in float64 and are for checking kernels and walking through the algorithm,
-not for speed.
+not the recomputation of the backward pass; no causal block skipping; Algorithm 1's blocks are
+whatever its formulas give (real kernels round them to powers of two that fit registers too).
+The numpy references compute in float64 and are for checking kernels and walking through the
+algorithm, not for speed.
 """
 
 from __future__ import annotations
@@ -47,11 +51,17 @@ from .units import bytes_per_element, check_precision
 STATS_PRECISION = "fp32"
 
 
+#: Which rule chose a :class:`FlashBlocks`: FlashAttention-1's Algorithm 1 or FA-2's tiles.
+BLOCK_RULES = ("FA1", "FA2")
+
+
 @dataclass(frozen=True)
 class FlashBlocks:
-    """Algorithm 1's block sizes for an SRAM of ``sram_elements`` = sram_bytes / bytes per element.
+    """Block sizes for an SRAM of ``sram_elements`` = sram_bytes / bytes per element.
 
-    ``block_c`` = ⌈M/4d⌉ rows of K and V per block; ``block_r`` = min(⌈M/4d⌉, d) rows of Q and O.
+    ``block_c`` rows of K and V per block, ``block_r`` rows of Q and O. ``rule`` says where
+    they come from: ``"FA1"``, Algorithm 1 (B_c = ⌈M/4d⌉, B_r = min(⌈M/4d⌉, d),
+    :func:`flash_block_sizes`), or ``"FA2"``, FlashAttention-2's tiles (:func:`fa2_block_sizes`).
     """
 
     sram_bytes: int
@@ -60,11 +70,13 @@ class FlashBlocks:
     sram_elements: int
     block_c: int
     block_r: int
+    rule: str = "FA1"
 
     def __post_init__(self) -> None:
         for label in ("sram_bytes", "head_dim", "sram_elements", "block_c", "block_r"):
             positive_int(label, getattr(self, label), maximum=MAX_PRODUCT)
         check_precision(self.precision)
+        choice("rule", self.rule, BLOCK_RULES)
 
     def row_blocks(self, seq_len: int) -> int:
         """T_r = ⌈N / B_r⌉: blocks of Q (and O)."""
@@ -98,6 +110,48 @@ def flash_block_sizes(sram_bytes: int, head_dim: int, precision: str = "fp16") -
         sram_elements=elements,
         block_c=block_c,
         block_r=min(block_c, head_dim),
+    )
+
+
+#: FlashAttention-2's tile heights: B_r and B_c are each 64 or 128 (Dao 2023, §3.3).
+FA2_TILE_ROWS = (64, 128)
+
+
+@pure
+def fa2_block_sizes(sram_bytes: int, head_dim: int, precision: str = "fp16") -> FlashBlocks:
+    """FlashAttention-2's forward tiles: B_r = 128 query rows, B_c = 128 key rows for d ≤ 64
+    and 64 above; 64 × 64 where the Q, K and V tiles of that choice exceed ``sram_bytes``.
+
+    FA2 tunes B_r, B_c ∈ {64, 128} per head dimension and GPU (Dao 2023, §3.3); this is the
+    choice of its forward launch template for an A100 (``flash_fwd_launch_template.h``, no
+    dropout): 128 × 128 for d ≤ 64, 128 × 64 for d = 96 … 192, and 128 × 64 for d = 256 when
+    the tiles, (B_r + 2·B_c)·d elements, fit the shared memory per block, else 64 × 64. B_r does
+    *not* shrink with d as Algorithm 1's min(⌈M/4d⌉, d) does. Not modelled: the template's
+    64 × 64 for d = 256 on an H100 (two programs per SM) and for causal d ≥ 96 on sm_86/sm_89.
+    Raises ``ValueError`` if even 64 × 64 tiles do not fit: FA-2 has no kernel for that SRAM.
+    """
+    sram_bytes = positive_int("sram_bytes", sram_bytes)
+    head_dim = positive_int("head_dim", head_dim)
+    precision = check_precision(precision)
+    size = bytes_per_element(precision)
+    small, large = FA2_TILE_ROWS
+    block_r, block_c = large, (large if head_dim <= 64 else small)
+    if (block_r + 2 * block_c) * head_dim * size > sram_bytes:
+        block_r = block_c = small
+    need = (block_r + 2 * block_c) * head_dim * size
+    if need > sram_bytes:
+        raise ValueError(
+            f"sram_bytes={sram_bytes} cannot hold FlashAttention-2's smallest tiles: 64 rows "
+            f"each of Q, K and V at d={head_dim} in {precision} need {need} bytes"
+        )
+    return FlashBlocks(
+        sram_bytes=sram_bytes,
+        head_dim=head_dim,
+        precision=precision,
+        sram_elements=math.floor(sram_bytes / size),
+        block_c=block_c,
+        block_r=block_r,
+        rule="FA2",
     )
 
 
@@ -142,7 +196,9 @@ def hbm_traffic_flash(
 ) -> OpCost:
     """HBM traffic of the FlashAttention forward pass, per head (× batch·heads).
 
-    Blocks come from :func:`flash_block_sizes` unless ``block_r``/``block_c`` are given.
+    Blocks come from the version's own rule unless ``block_r``/``block_c`` are given:
+    Algorithm 1's :func:`flash_block_sizes` for ``version=1``, FlashAttention-2's tiles
+    (:func:`fa2_block_sizes`, B_r = 128 where they fit) for ``version=2``.
     T_r = ⌈N/B_r⌉, T_c = ⌈N/B_c⌉; Q, K, V, O at ``precision``, statistics in fp32 (s = 4 B).
 
     ``version=1`` (Algorithm 1, outer loop over K/V blocks): initialise O, ℓ, m in HBM
@@ -152,7 +208,8 @@ def hbm_traffic_flash(
 
     ``version=2`` (FlashAttention-2, outer loop over Q blocks): read Q once (Nd); each of the
     T_r Q blocks streams all of K and V (2Nd); write O (Nd) and the logsumexp (N) once.
-    Reads Nd + T_r·2Nd, writes Nd + N.
+    Reads Nd + T_r·2Nd, writes Nd + N: ≈ 2N²d/B_r, which with B_r = 128 is N² at d = 64 and
+    2N² at d = 128.
     """
     n, d, copies = _sizes(seq_len, head_dim, batch, heads)
     try:
@@ -161,7 +218,11 @@ def hbm_traffic_flash(
         known = False
     if not known:
         raise ValueError(f"version={show(version)} must be 1 or 2")
-    blocks = flash_block_sizes(sram_bytes, d, precision)
+    rule = flash_block_sizes if version == 1 else fa2_block_sizes
+    if block_r is None or block_c is None:
+        blocks = rule(sram_bytes, d, precision)
+    else:  # both given: the SRAM only has to be a size
+        positive_int("sram_bytes", sram_bytes)
     b_r = blocks.block_r if block_r is None else positive_int("block_r", block_r)
     b_c = blocks.block_c if block_c is None else positive_int("block_c", block_c)
     size, stat = bytes_per_element(precision), bytes_per_element(STATS_PRECISION)
@@ -439,6 +500,8 @@ def online_softmax_steps(row: object, block_size: int) -> tuple[OnlineSoftmaxSte
 
 
 __all__ = [
+    "BLOCK_RULES",
+    "FA2_TILE_ROWS",
     "IMPLEMENTATIONS",
     "STATS_PRECISION",
     "AttentionMemory",
@@ -446,6 +509,7 @@ __all__ = [
     "OnlineSoftmaxStep",
     "attention_memory",
     "attention_memory_bytes",
+    "fa2_block_sizes",
     "flash_block_sizes",
     "hbm_traffic_flash",
     "hbm_traffic_standard",

@@ -1240,7 +1240,9 @@ def attention_traffic(
 ) -> Any:
     """HBM bytes per head of one attention forward vs N: standard, FlashAttention-1 and -2.
 
-    ``sram_bytes`` defaults to the chip's shared memory per block. Also drawn: Theorem 2's
+    ``sram_bytes`` defaults to the chip's shared memory per block. FlashAttention-1 is counted
+    with Algorithm 1's blocks, FlashAttention-2 with its own tiles (B_r = 128 where they fit,
+    :func:`gpuperf.attention.fa2_block_sizes`); the title gives both. Also drawn: Theorem 2's
     N²d²/M count (elements × bytes per element, constants dropped) as a thin dashed guide, and
     the traffic of FlashAttention-2 if every K/V re-read hit L2 (one pass over Q, K, V, O).
     """
@@ -1257,6 +1259,7 @@ def attention_traffic(
     else:
         sram = positive_int("sram_bytes", sram_bytes)
     blocks = attn.flash_block_sizes(sram, head_dim, precision)
+    tiles = attn.fa2_block_sizes(sram, head_dim, precision)
     n = np.array(sequence("seq_lens", seq_lens, positive_int), dtype=np.int64)
     figsize = figure_size("figsize", figsize)
     plt = _pyplot()
@@ -1292,7 +1295,8 @@ def attention_traffic(
     ax.grid(True, which="major", alpha=0.3)
     title = (
         f"{the_chip.name}, forward: d = {head_dim}, {precision}, SRAM "
-        f"{format_bytes(sram, binary=True)} (B_c = {blocks.block_c}, B_r = {blocks.block_r})"
+        f"{format_bytes(sram, binary=True)}; FA-1 blocks B_c = {blocks.block_c}, "
+        f"B_r = {blocks.block_r}; FA-2 tiles {tiles.block_r} × {tiles.block_c}"
     )
     ax.set_title(_wrap(title, 3.4, TITLE_PT))
     _key_below(ax)

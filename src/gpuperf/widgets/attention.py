@@ -329,7 +329,9 @@ class _AttentionView:
     def ideal(seq_len: int, head_dim: int, sram: int, precision: str) -> Any:
         """FlashAttention-2 with one Q block spanning N: every byte crosses HBM once (4Nd + N).
 
-        This is the traffic when the re-reads of K and V are served by L2 instead of HBM.
+        This is the traffic when every re-read of K and V is served by L2 instead of HBM: a
+        bound, reached only if the programs that share a head's K and V read each block close
+        enough in time for it to still be in L2 (04_flashattention_algorithm).
         """
         return attn.hbm_traffic_flash(seq_len, head_dim, sram, precision, block_r=seq_len)
 
@@ -339,33 +341,48 @@ class _AttentionView:
         the_chip = chip(chip_name)
         sram = self.sram_bytes(the_chip, sram_kib)
         blocks = attn.flash_block_sizes(sram, head_dim, precision)
+        try:
+            tiles = attn.fa2_block_sizes(sram, head_dim, precision)
+        except ValueError as error:  # FA-2 has no tiles for this SRAM: no FA-2 point or curve
+            tiles, no_tiles = None, str(error)
         standard = attn.hbm_traffic_standard(seq_len, head_dim, precision)
-        flash = attn.hbm_traffic_flash(seq_len, head_dim, sram, precision)
-        ideal = self.ideal(seq_len, head_dim, sram, precision)
+        flash = attn.hbm_traffic_flash(seq_len, head_dim, sram, precision) if tiles else None
+        ideal = self.ideal(seq_len, head_dim, sram, precision) if tiles else None
         curves = [
             [attn.hbm_traffic_standard(n, head_dim, precision).bytes for n in self.n_values],
             [
                 attn.hbm_traffic_flash(n, head_dim, sram, precision, version=1).bytes
                 for n in self.n_values
             ],
-            [attn.hbm_traffic_flash(n, head_dim, sram, precision).bytes for n in self.n_values],
-            [self.ideal(n, head_dim, sram, precision).bytes for n in self.n_values],
+            [attn.hbm_traffic_flash(n, head_dim, sram, precision).bytes for n in self.n_values]
+            if tiles
+            else [],
+            [self.ideal(n, head_dim, sram, precision).bytes for n in self.n_values]
+            if tiles
+            else [],
         ]
         lines = (self.standard_curve, self.flash1_curve, self.flash_curve, self.ideal_curve)
         for line, values in zip(lines, curves, strict=True):
-            line.set_data(self.n_values, values)
+            line.set_data(self.n_values[: len(values)], values)
         self.n_marker.set_data([seq_len, seq_len], list(_TRAFFIC))
-        ratio = standard.bytes / flash.bytes
+        ratio = standard.bytes / flash.bytes if flash else None
         setup = (
             f"{the_chip.name}, {precision}, N = {seq_len:,}, d = {head_dim}, SRAM "
-            f"{format_bytes(sram, binary=True)} → B_c = {blocks.block_c}, B_r = {blocks.block_r}"
-            f"; standard attention moves {ratio:.3g}× the HBM bytes of FlashAttention-2"
+            f"{format_bytes(sram, binary=True)} → FA-1 blocks B_c = {blocks.block_c}, "
+            f"B_r = {blocks.block_r}; "
+            + (
+                f"FA-2 tiles B_r × B_c = {tiles.block_r} × {tiles.block_c}; standard attention "
+                f"moves {ratio:.3g}× the HBM bytes of FlashAttention-2"
+                if tiles
+                else f"no FA-2 point: {no_tiles}"
+            )
         )
         self.last = {
             "standard": standard,
             "flash": flash,
             "ideal": ideal,
             "blocks": blocks,
+            "tiles": tiles,
             "ratio": ratio,
         }
         points = (self.standard_point, self.flash_point, self.ideal_point)
@@ -383,6 +400,9 @@ class _AttentionView:
         bounds = {}
         names = ("standard", "flash", "ideal")
         for name, op, point in zip(names, (standard, flash, ideal), points, strict=True):
+            if op is None:
+                point.set_data([], [])
+                continue
             b = time_bounds(op, the_chip, precision)
             bounds[name] = b
             point.set_data([op.intensity], [b.attainable_flops_per_s])
@@ -395,6 +415,7 @@ class _AttentionView:
                 ("flash", "FlashAttention-2", flash),
                 ("ideal", "FA-2 with K/V re-reads from L2", ideal),
             )
+            if op is not None
         ]
         return f"{setup}.<br>" + "<br>".join(parts)
 
