@@ -591,6 +591,16 @@ class ThisGPU:
     chip: Chip | None
     message: str
 
+    def __post_init__(self) -> None:
+        from .hardware import Chip
+
+        optional("device_name", self.device_name, name_string)
+        if self.compute_capability is not None:
+            pair = int_pair("compute_capability", self.compute_capability, minimum=0)
+            object.__setattr__(self, "compute_capability", pair)
+        optional("chip", self.chip, instance, Chip)
+        name_string("message", self.message)
+
     @property
     def has_roof(self) -> bool:
         return self.chip is not None

@@ -344,6 +344,7 @@ class Chip:
 
     def require_sm_model(self, what: str = "this calculation") -> Chip:
         """This chip, or ``ValueError`` saying why the row has no SMs for ``what``."""
+        name_string("what", what)
         if self.is_gpu:
             return self
         reason = self.no_sm_model or "the table gives it no SM count, clock or per-SM limits"
