@@ -569,8 +569,8 @@ def test_a_missing_non_tensor_rate_is_an_error_not_a_guess(name, precision):
 def test_tensor_cores_is_a_real_flag_and_vector_rates_are_validated():
     with pytest.raises(TypeError, match="tensor_cores='no' must be True or False"):
         chip("H100").peak_flops("bf16", tensor_cores="no")
-    with pytest.raises(ValueError, match="must be ≤ peak_flops_per_s"):
-        chip("H100").replace(vector_flops_per_s={"bf16": 2e15})
+    # a what-if copy with a measured peak below the table's non-tensor rate is still a chip
+    assert chip("H100").replace(peak_flops_per_s={"bf16": 50e12}).peak_flops("bf16") == 50e12
     with pytest.raises(ValueError, match="vector_flops_per_s key='fp12'"):
         chip("H100").replace(vector_flops_per_s={"fp12": 1e12})
     with pytest.raises(TypeError):

@@ -209,13 +209,9 @@ class Chip:
         # Freeze the peak tables so a Chip cannot be edited through them.
         peaks = _frozen_rates("peak_flops_per_s", self.peak_flops_per_s, empty_ok=False)
         object.__setattr__(self, "peak_flops_per_s", peaks)
+        # (The table's rows also keep each non-tensor rate ≤ the peak at that precision, checked
+        # in the tests, not here: a what-if copy with a measured peak may well go below it.)
         vector = _frozen_rates("vector_flops_per_s", self.vector_flops_per_s, empty_ok=True)
-        for p, rate in vector.items():
-            if p in peaks and rate > peaks[p]:
-                raise ValueError(
-                    f"vector_flops_per_s[{p!r}]={rate:g} must be ≤ peak_flops_per_s[{p!r}]="
-                    f"{peaks[p]:g}: the non-tensor rate never beats the table's peak"
-                )
         object.__setattr__(self, "vector_flops_per_s", vector)
         object.__setattr__(self, "hbm_bytes", positive_float("hbm_bytes", self.hbm_bytes))
         object.__setattr__(
