@@ -923,7 +923,11 @@ _CHIPS: tuple[Chip, ...] = (
         memory_type="HBM3e",
         hbm_marketed_bytes=141 * GB,
         hbm_cuda_bytes=143156 * MiB,
-        **_smi(143771, "ACHAT and DEVICE-OBS. CUDA's total: 143156 MiB (torch, ACHAT)"),
+        **_smi(
+            143771,
+            "DEVICE-OBS (code-index id 71189052105; secondary). CUDA's total: 143156 MiB "
+            "(torch, ACHAT)",
+        ),
         hbm_bandwidth=4.8 * TB,
         l2_bytes=60 * MiB,
         host_link="PCIe Gen5 x16",
