@@ -108,6 +108,112 @@ def test_report_format_floor_first():
     assert "GB/s" in line or "TB/s" in line
     table = bench.format_table([bench.Measurement("copy", op, floor, fake_measured_s)] * 2)
     assert table.count("\n") == 1
+    assert line.endswith("; roof: test ceilings")
+
+
+def test_every_printed_floor_names_the_chip_whose_roof_it_used():
+    # R3 finding 6: the line never said which chip's floor it was, so a reader on an unlisted
+    # GPU saw ">100 % of roofline" with no hint why.
+    # FAKE TEST DATA: the 1 ms below is an invented timing used only to test formatting.
+    op = cost.matmul(4096, 4096, 4096, "fp16")
+    for name in ("H100-SXM", "T4", "GB200"):
+        line = bench.Measurement("mm", op, bench.chip_floor(op, name, "fp16"), 1e-3).format()
+        assert f"roof: {name} datasheet (gpuperf.hardware)" in line
+    bare = bench.roofline_floor(op, 1e15, 1e12)
+    assert "roof: not named by the caller" in bench.Measurement("mm", op, bare, 1e-3).format()
+
+
+def test_non_matmul_work_gets_the_non_tensor_floor():
+    op = cost.softmax(4096, 4096, "bf16")
+    h100 = chip("H100-SXM")
+    tensor = bench.chip_floor(op, h100, "bf16")
+    vector = bench.chip_floor(op, h100, "bf16", tensor_cores=False)
+    assert vector.t_math_s == pytest.approx(op.flops / 133.8e12)
+    assert vector.t_math_s == pytest.approx(tensor.t_math_s * 989.4 / 133.8)
+    assert "non-tensor bf16 peak" in vector.source and "H100-SXM" in vector.source
+    with pytest.raises(ValueError, match="no sourced non-tensor"):
+        bench.chip_floor(op, "B200", "bf16", tensor_cores=False)
+
+
+# ---------------------------------------------------------------------- which GPU, which roof
+
+
+def test_the_advice_says_what_each_colab_gpu_gives():
+    text = bench.NO_GPU_MESSAGE
+    for name, arch in (("T4", "sm_75"), ("L4", "sm_89"), ("A100", "sm_80"), ("H100", "sm_90")):
+        assert f"{name} ({arch}:" in text
+        assert chip(name).sm_arch == arch  # the advice and the chip table agree
+    t4 = bench.COLAB_GPUS["T4"]
+    # ERRATA / frontier §9, release by release, and Triton's README (compute capability 8.0+)
+    facts = ("8.0+", "3.2 still emits mma", "3.3 falls back to FMA", "fp16 dots crash")
+    facts += ("3.4 and later compile them to FMA", "no tensor cores", "torch.matmul")
+    for fact in facts:
+        assert fact in t4, fact
+    for name in ("L4", "A100", "H100"):
+        assert "supported by Triton" in bench.COLAB_GPUS[name]
+
+
+@pytest.mark.parametrize(
+    ("device_name", "row"),
+    [
+        ("NVIDIA H100 80GB HBM3", "H100-SXM"),
+        ("NVIDIA H100 NVL", "H100-NVL"),
+        ("NVIDIA A100 80GB PCIe", "A100-80GB-PCIe"),
+        ("Tesla T4", "T4"),
+        ("NVIDIA L4", "L4"),
+        ("AMD Instinct MI300X", "MI300X"),
+        ("NVIDIA H800", None),
+        ("NVIDIA A100-PCIE-40GB", None),
+        ("NVIDIA H100 80GB HBM3 MIG 1g.10gb", None),
+    ],
+)
+def test_resolve_gpu_uses_the_devices_own_row_or_none(device_name, row):
+    gpu = bench.resolve_gpu(device_name)
+    op = cost.elementwise(2**20, "fp16")
+    if row is None:
+        assert gpu.chip is None and not gpu.has_roof
+        assert gpu.floor(op, "fp16") is None
+        assert "not in gpuperf's chip table, so no datasheet roof is used" in gpu.message
+        assert "no other chip's roof stands in" in str(gpu)
+    else:
+        assert gpu.chip is chip(row) and gpu.has_roof
+        assert f"chip table row {row}: floors use its datasheet roof" in gpu.message
+        assert gpu.floor(op, "fp16") == bench.chip_floor(op, row, "fp16")
+    assert device_name in gpu.message
+
+
+@pytest.mark.parametrize(
+    ("version", "says"),
+    [
+        ("3.2.0", "3.2 emits mma (tensor cores) for fp16 dots"),
+        ("3.3.1", "3.3 falls back to FMA and crashes on fp16 dots"),
+        ("3.6.0", "3.6 compiles dots to FMA (no tensor cores)"),
+        (None, "3.4 and later compile them to FMA"),
+    ],
+)
+def test_a_t4_is_told_what_its_triton_gives(version, says):
+    gpu = bench.resolve_gpu("Tesla T4", (7, 5), version)
+    assert says in gpu.message
+    assert "below Triton's supported hardware (compute capability 8.0+)" in gpu.message
+    assert "tensor cores" in bench.resolve_gpu("NVIDIA L4", (8, 9), version).message
+
+
+def test_resolve_gpu_without_a_gpu_and_bad_input():
+    assert bench.resolve_gpu(None).message == bench.NO_GPU_MESSAGE
+    assert bench.resolve_gpu(None).chip is None
+    with pytest.raises(TypeError, match="device_name=3 must be a string"):
+        bench.resolve_gpu(3)
+    with pytest.raises(ValueError, match="compute_capability"):
+        bench.resolve_gpu("Tesla T4", (7, -5))
+    with pytest.raises(TypeError, match="tensor_cores"):
+        bench.resolve_gpu("Tesla T4").floor(cost.elementwise(8, "fp16"), "fp16", "yes")
+
+
+@no_gpu_only
+def test_this_gpu_without_a_gpu_says_so_and_has_no_roof():
+    gpu = bench.this_gpu()
+    assert gpu.device_name is None and gpu.chip is None
+    assert gpu.message == bench.NO_GPU_MESSAGE
 
 
 # ---------------------------------------------------------------------------------- correctness
@@ -433,3 +539,20 @@ def test_gpu_quick_run_writes_a_readable_document(tmp_path):  # pragma: no cover
     assert all(m.us is None or m.us > 0 for m in loaded)
     assert all(r["rel_err"] <= 1e-2 for r in doc["records"] if "rel_err" in r)
     assert doc["provenance"]["device"]
+
+
+def test_the_instructor_guides_record_of_what_ran_matches_the_packaged_run():
+    """Issue 34 item 4: the guide said every lab runs "on a T4"; no T4 run is recorded. What it
+    says ran on a GPU must be the run the package ships (device, date, versions)."""
+    from pathlib import Path
+
+    guide = (Path(__file__).resolve().parents[1] / "labs" / "instructor_guide.md").read_text()
+    text = " ".join(guide.split())
+    assert "and* on a T4" not in text and "runs on a T4" not in text
+    prov = _packaged_run()["provenance"]
+    assert f"on {prov['date']} the course ran on one {prov['device']}" in text
+    assert f"driver {prov['driver']}, CUDA {prov['cuda']}" in text
+    torch_version = ".".join(prov["torch"].split("+")[0].split(".")[:2])
+    triton_version = ".".join(prov["triton"].split(".")[:2])
+    assert f"torch {torch_version}, Triton {triton_version}" in text
+    assert "no lab or chapter has been run on a T4" in text

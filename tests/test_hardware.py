@@ -14,8 +14,9 @@ from gpuperf.hardware import chip, chip_from_device_name, chips, pcie_bandwidth
 
 ROOT = Path(__file__).resolve().parents[1]
 EXPECTED_CHIPS = {
-    "T4", "V100", "A10G", "L4", "A100-40GB", "A100-80GB", "H100-SXM", "H100-PCIe", "H200",
-    "B200", "RTX-4090", "TPU-v5e", "TPU-v5p", "TPU-v6e",
+    "T4", "V100", "A10G", "L4", "L40S", "A100-40GB", "A100-80GB", "A100-80GB-PCIe", "H100-SXM",
+    "H100-PCIe", "H100-NVL", "GH200", "H200", "H200-NVL", "B200", "GB200", "B300", "GB300",
+    "RTX-4090", "RTX-5090", "MI300X", "MI325X", "MI355X", "TPU-v5e", "TPU-v5p", "TPU-v6e",
 }  # fmt: skip
 
 
@@ -38,6 +39,20 @@ def test_table_has_every_chip_the_course_uses():
         ("trillium", "TPU-v6e"),
         ("4090", "RTX-4090"),
         ("t4", "T4"),
+        ("h100 nvl", "H100-NVL"),
+        ("H200_NVL", "H200-NVL"),
+        ("a100 pcie", "A100-80GB-PCIe"),
+        ("gb200 nvl72", "GB200"),
+        ("B300", "B300"),
+        ("gb300", "GB300"),
+        ("rtx 5090", "RTX-5090"),
+        ("mi300x", "MI300X"),
+        ("Instinct MI355X", "MI355X"),
+        ("gh200", "GH200"),
+        ("l40s", "L40S"),
+        # a driver's device name is a name too
+        ("NVIDIA H100 NVL", "H100-NVL"),
+        ("NVIDIA B300 SXM6 AC", "B300"),
     ],
 )
 def test_aliases_are_case_insensitive(alias, name):
@@ -75,7 +90,9 @@ def test_missing_precision_says_so(name, precision):
 
 
 def test_unknown_precision_lists_valid_ones():
-    with pytest.raises(ValueError, match="valid: fp64, fp32, tf32, fp16, bf16, fp8, int8, fp4"):
+    with pytest.raises(
+        ValueError, match="valid: fp64, fp32, tf32, fp16, bf16, fp8, int8, fp6, fp4"
+    ):
         chip("h100").peak_flops("fp12")
 
 
@@ -86,6 +103,8 @@ RIDGE_POINTS = {
     "H100-PCIe": ("bf16", 378), "H200": ("bf16", 206), "B200": ("bf16", 281),
     "RTX-4090": ("bf16", 164), "TPU-v5e": ("bf16", 240), "TPU-v5p": ("bf16", 166),
     "TPU-v6e": ("bf16", 560),
+    # R3 finding 17's own arithmetic: GB200 2.5 PF / 8 TB/s ≈ 312, MI300X 1307 / 5.3 ≈ 247
+    "GB200": ("bf16", 312), "MI300X": ("bf16", 247),
 }  # fmt: skip
 
 
@@ -99,8 +118,9 @@ def test_h100_ridge_point_is_about_295_and_uses_dense_peak():
     h100 = chip("h100")
     assert h100.peak_flops("bf16") == pytest.approx(989.4e12)
     assert h100.ridge_point("bf16") == pytest.approx(295.3, abs=0.1)
-    # The sparse headline (1979 TFLOP/s) must not have leaked in.
-    assert all(c.peak_flops_per_s.get("bf16", 0) < 2.3e15 for c in chips())
+    # The sparse headline (1979 TFLOP/s) must not have leaked in: no 16-bit rate in the table
+    # exceeds the largest dense one any source gives (2.5 PF: GB200, GB300, MI355X).
+    assert all(c.peak_flops_per_s.get("bf16", 0) <= 2.5e15 for c in chips())
 
 
 @pytest.mark.parametrize(
@@ -120,6 +140,17 @@ def test_h100_ridge_point_is_about_295_and_uses_dense_peak():
         ("L4", "fp64", 58 * 2, 2, 2.04e9),
         ("A10G", "fp64", 80 * 2, 2, 1.71e9),
         ("RTX-4090", "fp64", 128 * 2, 2, 2.52e9),
+        # the new rows' CUDA-core fp32 against their SM counts and clocks
+        ("GB200", "fp32", 152 * 128, 2, 2.062e9),
+        ("L40S", "fp32", 142 * 128, 2, 2.52e9),
+        ("RTX-5090", "fp32", 170 * 128, 2, 2.407e9),
+        ("H100-NVL", "fp32", 132 * 128, 2, 1.785e9),
+        ("GH200", "fp32", 132 * 128, 2, 1.98e9),
+        # AMD: FLOP per clock per CU × CUs × peak engine clock (ROCm's MI300 page)
+        ("MI300X", "bf16", 304, 2048, 2.1e9),
+        ("MI300X", "fp32", 304, 256, 2.1e9),
+        ("MI355X", "bf16", 1024, 512 * 2, 2.4e9),
+        ("MI355X", "fp8", 256, 8192, 2.4e9),
     ],
 )
 def test_peaks_agree_with_units_times_rate_times_clock(
@@ -139,14 +170,32 @@ def test_every_row_is_plausible(the_chip):
         assert peaks["fp16"] > peaks["fp32"]
     if "fp8" in peaks:
         assert peaks["fp8"] >= peaks["bf16"]
-    if "int8" in peaks:
+    if "int8" in peaks and the_chip.architecture != "Blackwell Ultra":
         assert peaks["int8"] >= peaks.get("bf16", peaks.get("fp16"))
+    if "fp4" in peaks:
+        assert peaks["fp4"] >= peaks["fp8"]
+    if "fp6" in peaks:
+        assert peaks["fp8"] <= peaks["fp6"] <= peaks["fp4"]
     if the_chip.is_gpu:
         assert the_chip.shared_memory_per_block_bytes <= the_chip.shared_memory_per_sm_bytes
         assert the_chip.registers_per_sm == 65536
         assert the_chip.sm_arch.startswith("sm_")
+        assert the_chip.no_sm_model == ""
     else:
-        assert the_chip.sm_arch is None
+        # a row without SMs says why, in words a calculator's error can repeat
+        assert len(the_chip.no_sm_model) > 20
+        assert (the_chip.sm_arch is None) == (the_chip.vendor != "NVIDIA")
+
+
+def test_blackwell_ultra_cut_int8_and_fp64():
+    # NVIDIA's b300_sxm.yaml (AIC-B300): int8 153.5 TOPS, ~30x below B200's 4.5 POPS; the row
+    # must not "fix" it to look like its neighbours.
+    b200, b300 = chip("B200"), chip("B300")
+    assert b300.peak_flops("int8") == pytest.approx(153.5e12)
+    assert b200.peak_flops("int8") / b300.peak_flops("int8") == pytest.approx(29.3, abs=0.1)
+    assert b300.peak_flops("fp64") < b200.peak_flops("fp64") / 20
+    assert b300.peak_flops("bf16") == b200.peak_flops("bf16") == 2.25e15
+    assert "int8 is 153.5 TOPS" in b300.notes
 
 
 def test_every_source_key_is_in_the_bibliography():
@@ -220,7 +269,7 @@ def test_unified_l1_shared_memory_per_sm_follows_the_programming_guide():
 def test_tpu_ici_links_are_numbers_consistent_with_the_text():
     for the_chip in chips():
         links, per_link = the_chip.interconnect_links, the_chip.interconnect_link_bandwidth
-        if the_chip.is_gpu:
+        if the_chip.vendor != "Google":
             assert links is None and per_link is None
             assert the_chip.pairwise_link_bandwidth() == the_chip.interconnect_bandwidth
             continue
@@ -260,13 +309,62 @@ def test_link_bandwidths_are_per_direction():
         ("NVIDIA L4", "L4"),
         ("NVIDIA A10G", "A10G"),
         ("NVIDIA GeForce RTX 4090", "RTX-4090"),
-        ("NVIDIA L40S", None),
-        ("AMD Instinct MI300X", None),
+        # the variants of issue 34 item 3: each to its own row, never a sibling's
+        ("NVIDIA H100 NVL", "H100-NVL"),
+        ("NVIDIA H200 NVL", "H200-NVL"),
+        ("NVIDIA H200", "H200"),
+        ("NVIDIA A100 80GB PCIe", "A100-80GB-PCIe"),
+        ("NVIDIA L40S", "L40S"),
+        ("NVIDIA GH200 480GB", "GH200"),
+        ("NVIDIA B200", "B200"),
+        ("NVIDIA B300 SXM6 AC", "B300"),
+        ("NVIDIA GB200", "GB200"),
+        ("NVIDIA GB300", "GB300"),
+        ("NVIDIA GeForce RTX 5090", "RTX-5090"),
+        ("AMD Instinct MI300X", "MI300X"),
+        ("AMD Instinct MI325X", "MI325X"),
+        ("AMD Instinct MI355X", "MI355X"),
+        ("Tesla V100-SXM2-32GB", "V100"),
+        # case and repeated spaces do not matter
+        ("nvidia  h100 nvl", "H100-NVL"),
+        # parts with no row of their own: nothing, not the nearest row
+        ("NVIDIA A100-PCIE-40GB", None),
+        ("Tesla V100-SXM2-16GB", None),
+        ("Tesla V100-PCIE-32GB", None),
+        ("NVIDIA A10", None),
+        ("NVIDIA L40", None),
+        ("NVIDIA H800", None),
+        ("NVIDIA H800 PCIe", None),
+        ("NVIDIA H20", None),
+        ("NVIDIA H100", None),
+        ("NVIDIA GH200 144G HBM3e", None),
+        ("NVIDIA B200 MIG 1g.23gb", None),
+        ("NVIDIA H100 80GB HBM3 MIG 1g.10gb", None),
+        ("NVIDIA GeForce RTX 4090 D", None),
+        ("NVIDIA GeForce RTX 4090 Laptop GPU", None),
+        ("NVIDIA GeForce RTX 5080", None),
+        ("NVIDIA RTX PRO 6000 Blackwell Server Edition", None),
+        ("AMD Instinct MI300A", None),
+        ("AMD Instinct MI350X", None),
+        ("", None),
     ],
 )
 def test_device_names_map_to_rows_or_to_none(device_name, expected):
     found = chip_from_device_name(device_name)
     assert (found.name if found else None) == expected
+
+
+def test_every_device_name_is_its_rows_and_chip_accepts_it():
+    # R3 finding 5: "NVIDIA H100 NVL" was read as the SXM row (94 GB, 3.9 TB/s, 835 TFLOP/s
+    # against 80 GB, 3.35 TB/s, 989). Every listed name now has its own row; chip() agrees.
+    for device_name, name in hardware.DEVICE_NAMES.items():
+        assert chip_from_device_name(device_name) is chip(name)
+        assert chip(device_name) is chip(name)
+    nvl, sxm = chip_from_device_name("NVIDIA H100 NVL"), chip("H100-SXM")
+    assert nvl is not sxm and nvl.peak_flops("bf16") < sxm.peak_flops("bf16")
+    assert nvl.hbm_bandwidth == 3.9e12 and nvl.hbm_marketed_bytes == 94e9
+    # no two device names share a row (a sibling never stands in)
+    assert len(set(hardware.DEVICE_NAMES.values())) == len(hardware.DEVICE_NAMES)
 
 
 def test_hopper_tensor_peaks_are_the_unrounded_figures_at_1_83_ghz():
@@ -315,6 +413,10 @@ def test_chip_replace_validates_every_field(field, value):
 def test_gpu_fields_come_together():
     with pytest.raises(ValueError, match="missing: sm_count"):
         chip("H100").replace(sm_count=None)
+    with pytest.raises(ValueError, match="missing: boost_clock_hz"):
+        chip("B300").replace(sm_count=148)  # an SM count alone is not an SM model
+    with pytest.raises(ValueError, match="missing: compute_capability"):
+        chip("H100").replace(compute_capability=None)
     assert chip("v5e").replace(hbm_bandwidth=8.1e11).hbm_bandwidth == 8.1e11
 
 
@@ -335,3 +437,227 @@ def test_pcie_and_device_name_reject_nonsense():
         pcie_bandwidth(4, True)
     with pytest.raises(TypeError, match="device_name=None must be a string"):
         chip_from_device_name(None)
+
+
+# --- memory as the device exposes it (issue 34 item 3; R2's hbm_bytes ERROR) -------------------
+
+#: nvidia-smi's memory.total in MiB, from the sources each row cites (frontier-2026 §2 and the
+#: device queries named in the rows): the capacity every calculator reads.
+NVIDIA_SMI_MIB = {
+    "T4": 15360, "V100": 32768, "A10G": 23028, "L4": 23034, "L40S": 46068, "A100-40GB": 40960,
+    "A100-80GB": 81920, "A100-80GB-PCIe": 81920, "H100-SXM": 81559, "H100-PCIe": 81559,
+    "H100-NVL": 95830, "GH200": 97871, "H200": 143771, "H200-NVL": 143771, "B200": 183359,
+    "GB200": 189471, "B300": 275040, "GB300": 284208, "RTX-4090": 24564, "RTX-5090": 32607,
+}  # fmt: skip
+#: nvidia-smi minus CUDA's totalGlobalMem (torch's total_memory), MiB: frontier-2026 §2.
+CUDA_GAP_MIB = {"H100-SXM": 470, "H200": 615, "B200": 717, "RTX-5090": 490}
+
+
+@pytest.mark.parametrize("name", sorted(NVIDIA_SMI_MIB))
+def test_capacity_is_nvidia_smis_total_in_bytes(name):
+    the_chip = chip(name)
+    mib = NVIDIA_SMI_MIB[name]
+    assert the_chip.hbm_bytes == mib * 2**20
+    assert the_chip.hbm_mib == mib
+    assert the_chip.hbm_provenance.startswith(f"nvidia-smi memory.total {mib} MiB; ")
+
+
+def test_h100_capacity_is_what_the_device_exposes_not_80e9():
+    # R2: "an H100 exposes 81,559 MiB = 85.5 × 10⁹ B"; the old 80e9 was 6.5 % low.
+    h100 = chip("H100-SXM")
+    assert h100.hbm_bytes == pytest.approx(85.52e9, rel=1e-3)
+    assert h100.hbm_marketed_bytes == 80e9
+    assert h100.hbm_bytes / h100.hbm_marketed_bytes == pytest.approx(1.0695, rel=1e-3)
+
+
+@pytest.mark.parametrize("the_chip", chips(), ids=lambda c: c.name)
+def test_every_row_says_which_capacity_it_holds(the_chip):
+    assert the_chip.hbm_marketed_bytes is not None
+    assert len(the_chip.hbm_provenance) > 30
+    # What a device reports is near its marketed size: between the marketed decimal GB and
+    # marketed GiB (+ 1 %), never a different part's memory.
+    ratio = the_chip.hbm_bytes / the_chip.hbm_marketed_bytes
+    assert 0.95 < ratio < 1.08, ratio
+    if the_chip.name not in NVIDIA_SMI_MIB:
+        # no nvidia-smi total for this row: the row says what it holds instead
+        assert "not found" in the_chip.hbm_provenance
+
+
+def test_cuda_sees_less_than_the_driver_reports():
+    gaps = {}
+    for the_chip in chips():
+        if the_chip.hbm_cuda_bytes is not None:
+            gap = (the_chip.hbm_bytes - the_chip.hbm_cuda_bytes) / 2**20
+            assert 0 < gap < 1024, (the_chip.name, gap)
+            gaps[the_chip.name] = gap
+    assert {name: gaps[name] for name in CUDA_GAP_MIB} == pytest.approx(CUDA_GAP_MIB, abs=0.1)
+    with pytest.raises(ValueError, match="CUDA never sees more memory"):
+        chip("H100").replace(hbm_cuda_bytes=chip("H100").hbm_bytes + 1)
+
+
+def test_h200_l2_is_what_torch_reports():
+    # ACHAT: torch reports L2_cache_size=60MB on an H200 (the row had assumed the H100's 50).
+    assert chip("H200").l2_bytes == 60 * 2**20
+    assert chip("H100-SXM").l2_bytes == 50 * 2**20
+
+
+# --- non-tensor (CUDA-core) peaks (issue 34 items 2 and 4; R3 finding 11) ----------------------
+
+
+@pytest.mark.parametrize(
+    ("name", "precision", "expected"),
+    [
+        ("H100-SXM", "fp16", 133.8e12),  # GLENN-H100's VFMA column (H100 whitepaper table)
+        ("H100-SXM", "bf16", 133.8e12),
+        ("H100-SXM", "fp32", 67e12),  # the fp32 column is already the CUDA-core rate
+        ("H100-SXM", "fp64", 34e12),  # the datasheet's CUDA-core FP64
+        ("A100-80GB", "fp16", 78e12),  # A100 whitepaper Table 1
+        ("A100-80GB", "bf16", 39e12),
+        ("A100-40GB", "fp64", 9.7e12),
+        ("V100", "fp16", 31.4e12),
+        ("T4", "fp32", 8.1e12),
+        ("MI300X", "fp64", 81.7e12),  # ROCm: vector FP64
+    ],
+)
+def test_non_tensor_peaks_are_the_sourced_ones(name, precision, expected):
+    the_chip = chip(name)
+    assert the_chip.peak_flops(precision, tensor_cores=False) == pytest.approx(expected)
+    assert the_chip.ridge_point(precision, tensor_cores=False) == pytest.approx(
+        expected / the_chip.hbm_bandwidth
+    )
+    assert precision in the_chip.vector_precisions
+
+
+def test_h100_non_tensor_fp16_is_132_sms_times_512_per_clock_at_boost():
+    # 128 FP32 lanes × 2 (FMA) × 2 (half2) per SM per clock at 1.98 GHz; 7.4× below the tensor
+    # peak (R3 finding 11: "7.4× lower").
+    h100 = chip("H100-SXM")
+    fp16_per_clock = 132 * 128 * 2 * 2
+    assert h100.peak_flops("fp16", tensor_cores=False) == pytest.approx(
+        fp16_per_clock * 1.98e9, rel=1e-3
+    )
+    ratio = h100.peak_flops("bf16") / h100.peak_flops("bf16", tensor_cores=False)
+    assert ratio == pytest.approx(7.4, abs=0.05)
+
+
+def test_peak_flops_without_the_argument_is_unchanged():
+    for the_chip in chips():
+        for precision in the_chip.precisions:
+            assert the_chip.peak_flops(precision) == the_chip.peak_flops_per_s[precision]
+            assert the_chip.peak_flops(precision, tensor_cores=True) == the_chip.peak_flops(
+                precision
+            )
+        for precision in the_chip.vector_precisions:
+            rate = the_chip.peak_flops(precision, tensor_cores=False)
+            assert rate <= the_chip.peak_flops_per_s.get(precision, rate)
+
+
+@pytest.mark.parametrize(
+    ("name", "precision"),
+    [("H100-PCIe", "fp16"), ("T4", "fp16"), ("B200", "bf16"), ("TPU-v5e", "bf16"),
+     ("TPU-v5e", "fp32"), ("H100-SXM", "fp8")],
+)  # fmt: skip
+def test_a_missing_non_tensor_rate_is_an_error_not_a_guess(name, precision):
+    the_chip = chip(name)
+    with pytest.raises(ValueError, match="no sourced non-tensor") as info:
+        the_chip.peak_flops(precision, tensor_cores=False)
+    assert "non-tensor rates it has:" in str(info.value)
+    with pytest.raises(ValueError, match="no sourced non-tensor"):
+        the_chip.ridge_point(precision, tensor_cores=False)
+
+
+def test_tensor_cores_is_a_real_flag_and_vector_rates_are_validated():
+    with pytest.raises(TypeError, match="tensor_cores='no' must be True or False"):
+        chip("H100").peak_flops("bf16", tensor_cores="no")
+    # a what-if copy with a measured peak below the table's non-tensor rate is still a chip
+    assert chip("H100").replace(peak_flops_per_s={"bf16": 50e12}).peak_flops("bf16") == 50e12
+    with pytest.raises(ValueError, match="vector_flops_per_s key='fp12'"):
+        chip("H100").replace(vector_flops_per_s={"fp12": 1e12})
+    with pytest.raises(TypeError):
+        chip("H100").vector_flops_per_s["fp16"] = 1.0
+
+
+# --- rows without an SM model (AMD CUs, Blackwell Ultra, TPUs) --------------------------------
+
+
+@pytest.mark.parametrize("name", ["MI300X", "MI325X", "MI355X", "B300", "GB300", "TPU-v5e"])
+def test_rows_without_sms_say_why_instead_of_computing(name):
+    the_chip = chip(name)
+    assert not the_chip.is_gpu and the_chip.sm_count is None
+    with pytest.raises(ValueError, match=f"{name} has no SMs in the table") as info:
+        the_chip.require_sm_model("occupancy")
+    assert the_chip.no_sm_model in str(info.value) and "occupancy" in str(info.value)
+    with pytest.raises(ValueError, match="has no SMs"):
+        the_chip.shared_memory_bandwidth()
+    # the roofline needs no SMs: peaks and ridges still work
+    assert the_chip.ridge_point("bf16") > 0
+
+
+def test_amd_rows_count_compute_units_not_sms():
+    assert "304 compute units (CUs" in chip("MI300X").no_sm_model
+    assert "256 compute units (CUs" in chip("MI355X").no_sm_model
+    assert chip("MI300X").compute_capability is None and chip("MI300X").sm_arch is None
+    # Blackwell Ultra keeps its compute capability without an SM model
+    assert chip("B300").sm_arch == chip("GB300").sm_arch == "sm_103"
+    assert chip("H100").require_sm_model() is chip("H100")
+
+
+def _sm_calculators():
+    from gpuperf import asynchrony, inference, nccl, parallelism, tiling
+
+    return [
+        pytest.param(lambda c: tiling.waves(1000, c), id="tiling.waves"),
+        pytest.param(lambda c: tiling.occupancy(c, 256, 64, 48 * 1024), id="tiling.occupancy"),
+        pytest.param(lambda c: parallelism.peak_decomposition(c), id="peak_decomposition"),
+        pytest.param(lambda c: parallelism.dram_latency(c), id="dram_latency"),
+        pytest.param(lambda c: inference.split_kv(1, 8, 8, 4096, 128, c), id="split_kv"),
+        pytest.param(lambda c: nccl.ll_max_bus_bandwidth(c), id="nccl.ll_max_bus_bandwidth"),
+        pytest.param(
+            lambda c: asynchrony.tile_overlap(c, 128, 128, 64),
+            id="asynchrony.tile_overlap",
+            marks=pytest.mark.xfail(
+                raises=TypeError,
+                reason="divides by sm_count without a guard (crashes for TPUs too): a one-line "
+                "chip(...).require_sm_model(...) is requested in the hw helper's report",
+            ),
+        ),
+    ]
+
+
+@pytest.mark.parametrize("calculator", _sm_calculators())
+@pytest.mark.parametrize("name", ["MI300X", "B300"])
+def test_sm_calculators_refuse_a_row_without_sms_with_a_clear_error(calculator, name):
+    with pytest.raises(ValueError, match=name):
+        calculator(chip(name))
+
+
+# --- FP6/FP4 and the special-function table ----------------------------------------------------
+
+
+def test_fp6_and_fp4_peaks_where_a_part_has_them():
+    assert gpuperf.units.bytes_per_element("fp6") == 0.75
+    for name in ("B200", "GB200"):
+        c = chip(name)  # BW-DS: "FP8/FP6 Tensor Core" is one row
+        assert c.peak_flops("fp6") == c.peak_flops("fp8")
+        assert c.peak_flops("fp4") == 2 * c.peak_flops("fp8")
+    assert chip("GB200").peak_flops("fp4") == 10e15  # NVL72: 720 PF dense / 72 GPUs
+    assert chip("MI355X").peak_flops("fp6") == chip("MI355X").peak_flops("fp4") == 10.1e15
+    assert chip("GB300").peak_flops("fp4") == 15e15  # NV-BU: "15 PetaFLOPS dense NVFP4"
+    for name in ("B300", "GB300", "H100", "A100"):
+        assert "fp6" not in chip(name).precisions  # not found (Blackwell Ultra) or none
+
+
+def test_special_function_rates_are_sourced_and_consistent():
+    rates = {name: rate for name, (rate, _) in hardware.SPECIAL_FUNCTION_OPS_PER_S.items()}
+    # NV-SMX: Blackwell Ultra doubles SFU throughput over Blackwell (10.7 vs 5 T exp/s)
+    assert rates["B300"] / rates["B200"] == rates["GB300"] / rates["GB200"] == 2.14
+    # FA4: Blackwell kept Hopper's SFU count; 16/clk/SM (FA3's H100 rate) at GB200's SMs and
+    # clock gives NVIDIA's 5 T/s, and the HGX B200's within 8 %.
+    per_sm = rates["H100-SXM"] / (132 * 1.83e9)
+    assert per_sm == pytest.approx(16, rel=0.01)
+    gb200, b200 = chip("GB200"), chip("B200")
+    assert rates["GB200"] == pytest.approx(16 * gb200.sm_count * gb200.boost_clock_hz, rel=0.01)
+    assert rates["B200"] == pytest.approx(16 * b200.sm_count * b200.boost_clock_hz, rel=0.08)
+    bib = (ROOT / "references.bib").read_text()
+    for _, source in hardware.SPECIAL_FUNCTION_OPS_PER_S.values():
+        assert f"{{{source}," in bib

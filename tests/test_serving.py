@@ -71,12 +71,14 @@ def test_speculative_max_batch_holds_both_models():
     h100 = "H100-SXM"
     draft = serving.ILLUSTRATIVE_DRAFT
     b = serving.speculative_max_batch(ILLUSTRATIVE, draft, 4096, h100)
-    # by hand: 80 GB − both models' weights, over both caches of 4096 tokens
+    # by hand: the H100's 81,559 MiB (as nvidia-smi reports it) − both models' weights, over
+    # both caches of 4096 tokens
+    capacity = 81559 * 2**20
     weights = (ILLUSTRATIVE.total_params + draft.total_params) * 2
     per_sequence = (2 * 32 * 8 * 128 * 2 + 2 * 16 * 4 * 128 * 2) * 4096
-    assert b == (80e9 - weights) // per_sequence
+    assert b == (capacity - weights) // per_sequence
     used = weights + b * per_sequence
-    assert used <= 80e9 < used + per_sequence
+    assert used <= capacity < used + per_sequence
     # the draft takes room: fewer sequences than the target alone, which max_batch counts
     assert 0 < b < inference.max_batch(ILLUSTRATIVE, 4096, h100)
     assert serving.speculative_max_batch(ILLUSTRATIVE, draft, 512, h100) >= 256

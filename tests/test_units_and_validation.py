@@ -11,7 +11,11 @@ from gpuperf import _validate, units
 
 
 def test_precision_sizes():
-    assert [units.bytes_per_element(p) for p in units.PRECISIONS] == [8, 4, 4, 2, 2, 1, 1, 0.5]
+    sizes = [units.bytes_per_element(p) for p in units.PRECISIONS]
+    assert sizes == [8, 4, 4, 2, 2, 1, 1, 0.75, 0.5]
+    # widest first, and an element's bits are its name's: fp6 packs four values in three bytes
+    assert sizes == sorted(sizes, reverse=True)
+    assert units.bytes_per_element("fp6") * 8 == 6
     with pytest.raises(ValueError, match="precision='fp12' is not a known precision"):
         units.bytes_per_element("fp12")
     with pytest.raises(ValueError, match="precision=16"):

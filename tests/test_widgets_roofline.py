@@ -141,6 +141,54 @@ def test_each_step_changes_the_picture(roofline_widget):
     assert bytes(roofline_widget.live.png) == before
 
 
+# --- the chips the explorers offer (issue 34 items 3 and 8) -----------------------------------
+
+
+def test_explorers_offer_the_2026_parts_where_the_choice_matters(
+    roofline_widget, hardware_widget, mfu_widget
+):
+    new = {"GB200", "B300", "GB300", "MI300X", "MI355X"}
+    lookup_only = {"H100-NVL", "H200-NVL", "A100-80GB-PCIe", "L40S", "GH200", "RTX-5090"}
+    for explorer in (roofline_widget, hardware_widget, mfu_widget):
+        offered = {value for _, value in explorer.controls["chip_name"].options}
+        assert new <= offered and not offered & lookup_only
+        assert offered <= set(rw.EXPLORER_CHIPS)
+    # every offered chip is a row; the roofline explorer offers fp6 for the parts that have it
+    assert all(chip(name).name == name for name in rw.EXPLORER_CHIPS)
+    assert "fp6" in {v for _, v in roofline_widget.controls["precision"].options}
+
+
+@pytest.mark.parametrize(
+    ("chip_name", "precision"),
+    [("GB200", "fp6"), ("B300", "fp4"), ("GB300", "bf16"), ("MI300X", "fp8"), ("MI355X", "fp4")],
+)
+def test_new_chips_sit_on_their_own_roof(roofline_widget, chip_name, precision):
+    roofline_widget.step(chip_name=chip_name, precision=precision, op="matmul", tokens=4096)
+    roofline_widget.step(width=8192)
+    bounds = time_bounds(cost.matmul(4096, 8192, 8192, precision), chip_name, precision)
+    assert roofline_widget.view.bounds == bounds
+    assert f"vs ridge point {chip(chip_name).ridge_point(precision):.3g}" in _text(roofline_widget)
+
+
+def test_relu_is_placed_against_the_non_tensor_roof_too(roofline_widget):
+    # R3 finding 11: non-matmul work runs on the CUDA cores (H100 bf16 133.8 TFLOP/s).
+    roofline_widget.step(chip_name="H100-SXM", precision="bf16", op="elementwise", tokens=1024)
+    roofline_widget.step(width=4096)
+    ridge = chip("H100-SXM").ridge_point("bf16", tensor_cores=False)
+    text = _text(roofline_widget)
+    assert f"their bf16 peak is 134 TFLOP/s, ridge {ridge:.3g} FLOP/byte" in text
+    assert "memory-bound against that roof too" in text
+    roofline_widget.step(chip_name="B200")
+    assert "no sourced non-tensor bf16 rate for the B200" in _text(roofline_widget)
+
+
+def test_hardware_explorer_gives_the_boxs_memory_and_the_devices(hardware_widget):
+    hardware_widget.step(chip_name="H100-SXM", precision="bf16")
+    assert "80 GB HBM3 (81,559 MiB as nvidia-smi reports it)" in _text(hardware_widget)
+    hardware_widget.step(chip_name="MI300X")
+    assert "192 GB HBM3 (192 GiB as the vendor's table lists it)" in _text(hardware_widget)
+
+
 # --- hardware explorer -----------------------------------------------------------------------
 
 
@@ -228,7 +276,11 @@ def test_fast_png_round_trips_the_canvas():
     assert np.array_equal(decoded, pixels)
 
 
-@pytest.mark.parametrize("name", ["A100-80GB", "A100-40GB", "H100-SXM", "H100-PCIe", "H200"])
+@pytest.mark.parametrize(
+    "name",
+    ["A100-80GB", "A100-40GB", "A100-80GB-PCIe", "H100-SXM", "H100-PCIe", "H100-NVL", "GH200",
+     "H200", "H200-NVL"],
+)  # fmt: skip
 def test_the_chip_diagram_draws_every_sm_of_the_die(name):
     figure = plots.chip_diagram(name)
     chip_axes = figure.axes[0]
@@ -248,8 +300,11 @@ def test_the_sm_diagram_shows_one_partition_of_the_chip():
 
 @pytest.mark.parametrize("draw", [plots.chip_diagram, plots.sm_diagram])
 def test_anatomy_refuses_chips_without_a_layout(draw):
-    with pytest.raises(ValueError, match="drawable chips: A100-40GB, A100-80GB, H100-SXM"):
+    drawable = "A100-40GB, A100-80GB, A100-80GB-PCIe, H100-SXM, H100-PCIe, H100-NVL, GH200"
+    with pytest.raises(ValueError, match=f"drawable chips: {drawable}, H200, H200-NVL$"):
         draw("T4")
+    with pytest.raises(ValueError, match="no die layout for MI300X"):
+        draw("MI300X")
 
 
 def test_static_roofline_figures():

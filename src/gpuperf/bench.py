@@ -31,6 +31,14 @@ and bytes, and needs no GPU (it times nothing).
 With no CUDA GPU nothing can be measured: :func:`main` says so and exits non-zero, and every
 function that would time something raises :class:`NoGPUError`. Nothing here invents a number.
 
+Every printed floor names its roof (``Measurement.format`` ends with ``roof: H100-SXM datasheet
+…`` or ``roof: ceilings measured on this GPU``). A "measure it" cell resolves the GPU it runs on
+with :func:`this_gpu`: the chip table's own row for that device name, or a sentence saying the GPU
+is not in the table and no datasheet roof is used — never another chip's roof in its place.
+:data:`NO_GPU_MESSAGE` and :data:`COLAB_GPUS` say what each Colab GPU gives: Triton's README
+supports compute capability 8.0+, so a T4 (sm_75) runs Triton unsupported and its ``tl.dot`` gets
+no tensor cores, while the L4, A100 and H100 are supported.
+
 Run: ``python -m gpuperf.bench [--quick] [--json PATH] [--only REGEX] [--chip A100]
 [--table-ceilings] [--list]``.
 """
@@ -47,7 +55,8 @@ import sys
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from types import MappingProxyType
+from typing import TYPE_CHECKING, Any
 
 from ._validate import (
     choice,
@@ -68,8 +77,12 @@ from .cost import OpCost
 from .runtime import has_cuda_gpu, require
 from .units import format_bandwidth, format_flops, format_seconds
 
+if TYPE_CHECKING:
+    from .hardware import Chip
+
 __all__ = [
     "CASE_DEVICE",
+    "COLAB_GPUS",
     "COMMIT_ENV",
     "DECODE_CONTEXTS",
     "METHOD",
@@ -88,6 +101,7 @@ __all__ = [
     "Run",
     "Target",
     "TargetResult",
+    "ThisGPU",
     "cases",
     "chip_floor",
     "collect",
@@ -104,16 +118,36 @@ __all__ = [
     "measure_seconds",
     "provenance",
     "relative_error",
+    "resolve_gpu",
     "roofline_floor",
     "run",
+    "this_gpu",
     "write_json",
 ]
 
 
+#: What each of Colab's GPU runtimes gives the course, by the name Colab's menu uses. Triton's
+#: README lists NVIDIA GPUs of compute capability 8.0+ as its supported hardware (TRITON-README);
+#: on the T4 (7.5) PR #5066 turned ``tl.dot`` into FMA code, release by release as the released
+#: wheels compile it for sm_75 (TRITON-5066; reference/frontier-2026.md §9).
+COLAB_GPUS: Mapping[str, str] = MappingProxyType(
+    {
+        "T4": "sm_75: Triton runs but does not support it (its README lists compute capability "
+        "8.0+), and from 3.3 its tl.dot gets no tensor cores — 3.2 still emits mma on sm_75, 3.3 "
+        "falls back to FMA (fp16 dots crash in lowering), 3.4 and later compile them to FMA; "
+        "torch.matmul still uses the T4's tensor cores, and there is no bf16",
+        "L4": "sm_89: supported by Triton; tl.dot runs on the tensor cores",
+        "A100": "sm_80: supported by Triton; tl.dot runs on the tensor cores",
+        "H100": "sm_90: supported by Triton; tl.dot runs on the tensor cores",
+    }
+)
+
 NO_GPU_MESSAGE = (
     "No CUDA GPU is present, so nothing can be measured here: gpuperf never simulates or "
-    "invents a timing. Run this on a GPU (e.g. Colab: Runtime → Change runtime type → T4 GPU); "
-    "the roofline floors are available without a GPU from gpuperf.roofline."
+    "invents a timing. To measure, switch to a GPU runtime (Colab: Runtime → Change runtime "
+    "type). What each Colab GPU gives: "
+    + "; ".join(f"{name} ({text})" for name, text in COLAB_GPUS.items())
+    + ". Without a GPU the roofline floors come from gpuperf.roofline."
 )
 #: Schema name of the JSON document ``--json`` writes (read by gpuperf.measurements).
 SCHEMA = "gpuperf.bench/1"
@@ -408,7 +442,7 @@ class Floor:
     bound: str  # "HBM" or "compute"
     t_math_s: float
     t_memory_s: float
-    source: str  # "chip table: A100-80GB" or "measured ceilings"
+    source: str  # the roof: "A100-80GB datasheet (gpuperf.hardware)", "ceilings measured …"
 
     def __post_init__(self) -> None:
         for name in ("time_s", "t_math_s", "t_memory_s"):
@@ -441,13 +475,24 @@ def roofline_floor(
     return Floor(max(t_math, t_mem), bound, t_math, t_mem, source)
 
 
-def chip_floor(op: OpCost, chip_name: str, precision: str) -> Floor:
-    """Floor from the chip table: ``precision``'s dense peak and the HBM bandwidth."""
+def chip_floor(
+    op: OpCost, chip_name: str | Chip, precision: str, tensor_cores: bool = True
+) -> Floor:
+    """Floor from the chip table: ``precision``'s dense peak and the HBM bandwidth.
+
+    ``tensor_cores=False`` takes the non-tensor (CUDA-core) peak instead — the roof of work that
+    is not a matmul (softmax, an elementwise op); a chip with no sourced non-tensor rate at
+    ``precision`` raises ``ValueError`` rather than borrowing the tensor-core one.
+    """
     from .hardware import chip
 
     instance("op", op, OpCost)
     c = chip(chip_name)
-    return roofline_floor(op, c.peak_flops(precision), c.hbm_bandwidth, f"chip table: {c.name}")
+    peak = c.peak_flops(precision, flag("tensor_cores", tensor_cores))
+    unit = "" if tensor_cores else f", non-tensor {precision} peak"
+    return roofline_floor(
+        op, peak, c.hbm_bandwidth, f"{c.name} datasheet{unit} (gpuperf.hardware)"
+    )
 
 
 @dataclass(frozen=True)
@@ -486,8 +531,155 @@ class Measurement:
         return (
             f"{self.name}: floor {format_seconds(self.floor.time_s)} ({self.floor.bound}), "
             f"measured {format_seconds(self.measured_s)}, "
-            f"{100 * self.fraction_of_roofline:.0f} % of roofline ({rate})"
+            f"{100 * self.fraction_of_roofline:.0f} % of roofline ({rate}); "
+            f"roof: {self.floor.source or 'not named by the caller'}"
         )
+
+
+# --------------------------------------------------------------------------------------------
+# Which roof a "measure it" cell may use on the GPU it runs on.
+
+
+def _triton_on(compute_capability: tuple[int, int] | None, triton_version: str | None) -> str:
+    """What Triton gives on this compute capability (TRITON-README, TRITON-5066)."""
+    if compute_capability is None:
+        return ""
+    major, minor = compute_capability
+    if (major, minor) >= (8, 0):
+        return (
+            f"sm_{major}{minor} is in Triton's supported hardware (compute capability 8.0+): "
+            "tl.dot runs on the tensor cores."
+        )
+    if (major, minor) != (7, 5):
+        return (
+            f"sm_{major}{minor} is below Triton's supported hardware (compute capability 8.0+); "
+            "from Triton 3.3 its tl.dot falls back to FMA below 8.0 (PR #5066; each release's "
+            "behaviour was checked on sm_75 only)."
+        )
+    text = (
+        "sm_75 is below Triton's supported hardware (compute capability 8.0+): Triton runs, but "
+        "from 3.3 its tl.dot gets no tensor cores — 3.2 still emits mma there, 3.3 falls back to "
+        "FMA (fp16 dots crash in lowering), 3.4 and later compile them to FMA. torch.matmul "
+        "still uses the tensor cores."
+    )
+    found = re.match(r"(\d+)\.(\d+)", triton_version or "")
+    if found:
+        version = (int(found[1]), int(found[2]))
+        what = (
+            "emits mma (tensor cores) for fp16 dots"
+            if version <= (3, 2)
+            else "falls back to FMA and crashes on fp16 dots"
+            if version == (3, 3)
+            else "compiles dots to FMA (no tensor cores)"
+        )
+        text += f" The installed Triton {found[0]} {what} here."
+    return text
+
+
+@dataclass(frozen=True)
+class ThisGPU:
+    """The GPU a measurement runs on and the roof it may be compared with.
+
+    ``chip`` is the chip table's row for ``device_name`` (:func:`gpuperf.hardware.
+    chip_from_device_name`: that device's own row, never a sibling's) or ``None``: then no
+    datasheet roof is used and :meth:`floor` returns ``None``. ``message`` says which, in words,
+    with what Triton gives on this compute capability.
+    """
+
+    device_name: str | None
+    compute_capability: tuple[int, int] | None
+    chip: Chip | None
+    message: str
+
+    def __post_init__(self) -> None:
+        from .hardware import Chip
+
+        optional("device_name", self.device_name, name_string)
+        if self.compute_capability is not None:
+            pair = int_pair("compute_capability", self.compute_capability, minimum=0)
+            object.__setattr__(self, "compute_capability", pair)
+        optional("chip", self.chip, instance, Chip)
+        name_string("message", self.message)
+
+    @property
+    def has_roof(self) -> bool:
+        return self.chip is not None
+
+    def floor(self, op: OpCost, precision: str, tensor_cores: bool = True) -> Floor | None:
+        """The datasheet floor of ``op`` on this GPU's own row, or ``None`` when it has none."""
+        instance("op", op, OpCost)
+        flag("tensor_cores", tensor_cores)
+        if self.chip is None:
+            return None
+        return chip_floor(op, self.chip, precision, tensor_cores)
+
+    def __str__(self) -> str:
+        return self.message
+
+
+def resolve_gpu(
+    device_name: str | None,
+    compute_capability: tuple[int, int] | None = None,
+    triton_version: str | None = None,
+) -> ThisGPU:
+    """:class:`ThisGPU` for a device name as ``torch.cuda.get_device_name()`` gives it
+    (``None``: no GPU). Pure: it reads no device, so it can be checked on any machine."""
+    from .hardware import chip_from_device_name
+
+    optional("triton_version", triton_version, name_string)
+    if compute_capability is not None:
+        compute_capability = int_pair("compute_capability", compute_capability, minimum=0)
+    if device_name is None:
+        return ThisGPU(None, None, None, NO_GPU_MESSAGE)
+    if not isinstance(device_name, str):
+        raise TypeError(
+            f"device_name={show(device_name)} must be a string such as "
+            "torch.cuda.get_device_name() returns, or None when there is no GPU"
+        )
+    found = chip_from_device_name(device_name)
+    if found is not None and compute_capability is None:
+        compute_capability = found.compute_capability
+    if found is None:
+        text = (
+            f"GPU: {device_name} is not in gpuperf's chip table, so no datasheet roof is used "
+            "and no other chip's roof stands in for it: timings print without a floor (measure "
+            "this GPU's own ceilings with gpuperf.bench.measure_ceilings() to compare with)."
+        )
+    else:
+        precision = next((p for p in ("bf16", "fp16") if p in found.precisions), None)
+        precision = precision or found.precisions[0]
+        text = (
+            f"GPU: {device_name} → chip table row {found.name}: floors use its datasheet roof "
+            f"({precision} {format_flops(found.peak_flops(precision))} dense, memory "
+            f"{format_bandwidth(found.hbm_bandwidth)})."
+        )
+    if device_name.lower().startswith("amd"):
+        advice = "Triton supports AMD GPUs through ROCm (its README)."
+    else:
+        advice = _triton_on(compute_capability, triton_version)
+    return ThisGPU(device_name, compute_capability, found, f"{text} {advice}".strip())
+
+
+def this_gpu() -> ThisGPU:
+    """:func:`resolve_gpu` for the GPU this process sees (torch), or the no-GPU message.
+
+    A "measure it" cell calls it once: ``gpu = this_gpu(); print(gpu)``, then
+    ``gpu.floor(op, "fp16")`` for a floor (``None`` on a GPU the table lacks).
+    """
+    if not has_cuda_gpu():
+        return resolve_gpu(None)
+    import torch
+
+    triton_version = None
+    with contextlib.suppress(Exception):
+        from importlib.metadata import version
+
+        triton_version = version("triton")
+    return resolve_gpu(
+        torch.cuda.get_device_name(),
+        tuple(torch.cuda.get_device_capability()),
+        triton_version,
+    )
 
 
 def format_table(measurements: list[Measurement]) -> str:
@@ -1058,11 +1250,16 @@ def collect(
     for case in _progress(selected, progress):
         if ceilings is not None:
             peak = ceilings.matmul_flops_per_s
+            roof = "ceilings measured on this GPU"
             if case.precision in ("fp32", "tf32") and the_chip is not None:
                 # If the table lacks it (T4 has no TF32), keep the measured fp16 roof.
                 with contextlib.suppress(KeyError, ValueError):
                     peak = the_chip.peak_flops(case.precision)
-            floor = roofline_floor(case.op, peak, ceilings.copy_bandwidth, "measured ceilings")
+                    roof = (
+                        f"copy bandwidth measured on this GPU, {the_chip.name} datasheet "
+                        f"{case.precision} peak"
+                    )
+            floor = roofline_floor(case.op, peak, ceilings.copy_bandwidth, roof)
         else:
             floor = chip_floor(case.op, the_chip.name, case.precision)
         try:
@@ -1308,6 +1505,7 @@ def main(argv: list[str] | None = None) -> int:
         if args.json:
             print(f"Nothing was written to {args.json}.", file=sys.stderr)
         return 1
+    print(this_gpu().message, file=sys.stderr)
     prov: dict[str, str] = {}
 
     def save(run_so_far: Run, complete: bool = False) -> None:

@@ -3,15 +3,36 @@
 Each row is a frozen :class:`Chip` holding what the calculators need: dense peak FLOP/s per
 precision, memory size and bandwidth, L2, SM count and clock, the per-SM limits that decide
 occupancy (shared memory, registers, threads, blocks), compute capability, and the links to the
-host and to other chips. Every row names its sources (keys of the book's ``references.bib``).
+host and to other chips. Every row names its sources (keys of the book's ``references.bib``);
+where a source is secondary or two sources disagree, the row's ``notes`` say so and name the
+other value. Nothing is filled in by guessing: a field no source gives is ``None`` (or the
+precision is absent), and the row says so.
 
 Conventions, stated once:
 
 * **Dense peaks.** Datasheets headline 2:4 *sparse* tensor-core numbers (H100 "1979 TFLOPS" BF16);
   this table stores the dense half. ``fp32`` is the CUDA-core (non-tensor) rate, ``tf32``/``fp16``/
-  ``bf16``/``fp8``/``int8``/``fp4`` are tensor-core rates, and ``fp64`` is the highest dense FP64
-  rate (the FP64 tensor core where one exists, as on A100/H100). GeForce/A10G parts list the rate
-  with FP32 accumulation, the one training uses.
+  ``bf16``/``fp8``/``int8``/``fp6``/``fp4`` are tensor-core rates, and ``fp64`` is the highest
+  dense FP64 rate (the FP64 tensor core where one exists, as on A100/H100). GeForce/A10G parts
+  list the rate with FP32 accumulation, the one training uses (the RTX 5090 row is the exception
+  its notes explain).
+* **Non-tensor peaks.** Work that is not a matmul (a dot product, an elementwise op, softmax's
+  arithmetic) runs on the CUDA cores (vector units), not the tensor cores.
+  ``Chip.peak_flops(p, tensor_cores=False)`` and ``Chip.ridge_point(p, tensor_cores=False)``
+  place it against that roof: ``vector_flops_per_s`` holds the sourced non-tensor rates (H100
+  SXM fp16/bf16 133.8 TFLOP/s, A100 fp16 78 and bf16 39), and ``fp32`` there is the ``fp32``
+  column, which is already the CUDA-core rate. A precision with no sourced non-tensor rate
+  raises ``ValueError`` naming the ones the chip has; ``peak_flops(p)`` alone is unchanged.
+* **Memory capacity** (``hbm_bytes``, the field every calculator reads) is what the device
+  exposes, in bytes: **nvidia-smi's ``memory.total``** (MiB × 2²⁰), the driver's figure, which is
+  the same for every driver and card of a model. It is not the marketed size
+  (``hbm_marketed_bytes``: the "80 GB" on the box, as decimal bytes; vendors' "GB" is decimal on
+  some parts and nearly GiB on others) and it is not what a CUDA program may allocate:
+  ``cudaDeviceProp.totalGlobalMem`` (torch's ``total_memory``, stored as ``hbm_cuda_bytes``
+  where recorded) is 470–717 MiB smaller on an H100, H200 or B200, varies with the driver, and a
+  context and its workspaces take more. Budget a real run from ``torch.cuda.mem_get_info()``.
+  Each row's ``hbm_provenance`` says which figure it holds and where it was read; a row whose
+  nvidia-smi total was not found says so there and holds the figure it has.
 * **Bandwidth** is decimal bytes per second; link bandwidths are *per direction* (NVIDIA quotes
   NVLink and PCIe as the sum of both directions).
 * **Derived values are methods**, not columns: :meth:`Chip.ridge_point`,
@@ -20,10 +41,21 @@ Conventions, stated once:
   program can ask for; ``l1_shared_memory_per_sm_bytes`` is the whole unified L1/shared-memory
   SRAM of one SM (CUDA C Programming Guide, compute-capability tables), which L1 always keeps a
   share of: 164 of 192 KB on an A100, 228 of 256 KB on an H100.
+* **The SM model.** SM count, clock and the per-SM limits come together or not at all
+  (``Chip.is_gpu`` is true when they are present). A TPU has none; an AMD Instinct GPU has
+  compute units (CUs), not SMs, and its row keeps the CU count in ``notes``; a Blackwell Ultra
+  row (B300, GB300) lacks a sourced clock and compute-capability-10.3 limits. Such rows leave
+  the SM fields ``None`` and say why in ``no_sm_model``: a calculator that needs SMs raises
+  ``ValueError`` with that reason (:meth:`Chip.require_sm_model`) instead of computing from
+  another chip's numbers. ``compute_capability`` may be given without the SM model (B300: 10.3).
 * **TPU links.** A TPU's ICI row stores the number of links and the bandwidth of one link per
   direction (``interconnect_links`` × ``interconnect_link_bandwidth`` = ``interconnect_bandwidth``,
   checked). Two chips exchanging data use the one link between them; a GPU reaches any GPU of its
   node through the NVSwitches with all its NVLink bandwidth, so its per-link fields are ``None``.
+* **Names.** :func:`chip` takes a row's name or an alias, case-insensitively, or a driver's
+  device name; :func:`chip_from_device_name` maps the exact strings drivers report
+  (``torch.cuda.get_device_name()``) to their own row and returns ``None`` for any other
+  string — a sibling (H100 NVL for H100 SXM, a MIG slice for the whole GPU) is never substituted.
 
 A precision a chip lacks (bf16 on a T4, fp8 on an A100) is absent from its row, and asking for it
 raises ``ValueError``. Unknown names raise ``KeyError`` listing the known ones.
@@ -37,8 +69,16 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
 
-from ._validate import choice, name_string, optional, positive_float, positive_int, show
-from .units import GB, TB, KiB, MiB, check_precision
+from ._validate import (
+    choice,
+    flag,
+    name_string,
+    optional,
+    positive_float,
+    positive_int,
+    show,
+)
+from .units import GB, PRECISIONS, TB, GiB, KiB, MiB, check_precision
 
 #: Shared memory delivers 32 banks × 4 B per clock per SM on every NVIDIA generation in the table
 #: (measured 128 B/clk/SM on V100–H100 by te42kyfo/gpu-benches).
@@ -66,22 +106,62 @@ TENSOR_MEMORY_PER_SM: Mapping[tuple[int, int], tuple[int, int, str]] = MappingPr
 )
 
 #: Special-function (MUFU: exp2, log2, rcp, sin, …) throughput, the rate softmax's exponentials
-#: run at, where a source states it: FlashAttention-3 §3.1 gives the H100 SXM5 "3.9 TFLOPS of
-#: special functions" against 989 TFLOPS of FP16 matmul (16 per clock per SM at the 1.83 GHz
-#: of the tensor peak). (operations/s, source).
+#: run at, where a source states it: (operations/s, source).
+#:
+#: * H100-SXM: FlashAttention-3 §3.1 gives "3.9 TFLOPS of special functions" against 989 TFLOPS
+#:   of FP16 matmul (16 per clock per SM at the 1.83 GHz of the tensor peak).
+#: * GB200 and B200: 5 × 10¹² exponentials/s, and GB300 and B300: 10.7 × 10¹², from NVIDIA's
+#:   GB300-vs-GB200 table ("Attention acceleration (SFU EX2)") as Verda reproduces it (VERDA,
+#:   secondary); NVIDIA's softmax blog (NV-SMX) states the doubling on Blackwell Ultra. The HGX
+#:   parts take their NVL72 sibling's figure (same SM design). Cross-check: the FA4 authors say
+#:   Blackwell kept Hopper's SFU count, and 16/clk/SM × 152 SMs × 2.062 GHz (GB200) = 5.0 × 10¹²;
+#:   on an HGX B200 (148 SMs, 1.965 GHz) the same count gives 4.65 × 10¹², 7 % under the table.
 SPECIAL_FUNCTION_OPS_PER_S: Mapping[str, tuple[float, str]] = MappingProxyType(
-    {"H100-SXM": (3.9e12, "FA3")}
+    {
+        "H100-SXM": (3.9e12, "FA3"),
+        "B200": (5e12, "VERDA"),
+        "GB200": (5e12, "VERDA"),
+        "B300": (10.7e12, "VERDA"),
+        "GB300": (10.7e12, "VERDA"),
+    }
 )
 
 _T, _G = 1e12, 1e9
+
+#: The SM-model fields: all present (an NVIDIA GPU with a sourced SM model) or all ``None``.
+_SM_FIELDS = (
+    "sm_count",
+    "boost_clock_hz",
+    "shared_memory_per_sm_bytes",
+    "shared_memory_per_block_bytes",
+    "registers_per_sm",
+    "max_threads_per_sm",
+    "max_blocks_per_sm",
+    "l1_shared_memory_per_sm_bytes",
+)
+
+
+def _frozen_rates(label: str, rates: object, *, empty_ok: bool) -> Mapping[str, float]:
+    if not isinstance(rates, Mapping) or (not rates and not empty_ok):
+        raise ValueError(
+            f"{label}={show(rates)} must be a{'' if empty_ok else ' non-empty'} mapping of "
+            "precision → FLOP/s"
+        )
+    return MappingProxyType(
+        {
+            check_precision(p, f"{label} key"): positive_float(f"{label}[{p!r}]", v)
+            for p, v in dict(rates).items()
+        }
+    )
 
 
 @dataclass(frozen=True)
 class Chip:
     """One accelerator. All sizes in bytes, rates in FLOP/s or bytes/s, clocks in Hz.
 
-    GPU-only fields (SMs, shared memory, registers, compute capability) are ``None`` for TPUs;
-    the per-link ICI fields are ``None`` for GPUs.
+    The SM fields are ``None`` where the row has no SM model (TPUs, AMD CUs, parts whose SM
+    details are not sourced; ``no_sm_model`` says why); the per-link ICI fields are ``None`` for
+    GPUs. ``hbm_bytes`` is the capacity the device reports (see the module docstring).
     """
 
     name: str
@@ -109,6 +189,13 @@ class Chip:
     interconnect_links: int | None = None
     interconnect_link_bandwidth: float | None = None
     notes: str = ""
+    hbm_marketed_bytes: float | None = None
+    hbm_cuda_bytes: float | None = None
+    hbm_provenance: str = ""
+    vector_flops_per_s: Mapping[str, float] = field(
+        default_factory=lambda: MappingProxyType({}), hash=False
+    )
+    no_sm_model: str = ""
 
     def __post_init__(self) -> None:
         # Every field is checked here, so Chip.replace(hbm_bandwidth=0) fails at once rather
@@ -116,27 +203,33 @@ class Chip:
         for label in ("name", "vendor", "architecture", "memory_type", "host_link"):
             name_string(label, getattr(self, label))
         optional("interconnect", self.interconnect, name_string)
-        if not isinstance(self.notes, str):
-            raise TypeError(f"notes={show(self.notes)} must be a string")
-        if not isinstance(self.peak_flops_per_s, Mapping) or not self.peak_flops_per_s:
-            raise ValueError(
-                f"peak_flops_per_s={show(self.peak_flops_per_s)} must be a non-empty mapping "
-                "of precision → FLOP/s"
-            )
-        # Freeze the peak table so a Chip cannot be edited through it.
-        peaks = {
-            check_precision(p, "peak_flops_per_s key"): positive_float(
-                f"peak_flops_per_s[{p!r}]", v
-            )
-            for p, v in dict(self.peak_flops_per_s).items()
-        }
-        object.__setattr__(self, "peak_flops_per_s", MappingProxyType(peaks))
+        for label in ("notes", "hbm_provenance", "no_sm_model"):
+            if not isinstance(getattr(self, label), str):
+                raise TypeError(f"{label}={show(getattr(self, label))} must be a string")
+        # Freeze the peak tables so a Chip cannot be edited through them.
+        peaks = _frozen_rates("peak_flops_per_s", self.peak_flops_per_s, empty_ok=False)
+        object.__setattr__(self, "peak_flops_per_s", peaks)
+        # (The table's rows also keep each non-tensor rate ≤ the peak at that precision, checked
+        # in the tests, not here: a what-if copy with a measured peak may well go below it.)
+        vector = _frozen_rates("vector_flops_per_s", self.vector_flops_per_s, empty_ok=True)
+        object.__setattr__(self, "vector_flops_per_s", vector)
         object.__setattr__(self, "hbm_bytes", positive_float("hbm_bytes", self.hbm_bytes))
         object.__setattr__(
             self, "hbm_bandwidth", positive_float("hbm_bandwidth", self.hbm_bandwidth)
         )
-        for label in ("l2_bytes", "host_link_bandwidth", "interconnect_bandwidth"):
+        for label in (
+            "l2_bytes",
+            "host_link_bandwidth",
+            "interconnect_bandwidth",
+            "hbm_marketed_bytes",
+            "hbm_cuda_bytes",
+        ):
             object.__setattr__(self, label, optional(label, getattr(self, label), positive_float))
+        if self.hbm_cuda_bytes is not None and self.hbm_cuda_bytes > self.hbm_bytes:
+            raise ValueError(
+                f"hbm_cuda_bytes={self.hbm_cuda_bytes:g} must be ≤ hbm_bytes={self.hbm_bytes:g}: "
+                "CUDA never sees more memory than the driver reports"
+            )
         if not isinstance(self.sources, tuple | list) or not all(
             isinstance(x, str) for x in self.sources
         ):
@@ -172,26 +265,28 @@ class Chip:
             )
 
     def _check_gpu_fields(self) -> None:
-        gpu_fields = (
-            "sm_count",
-            "boost_clock_hz",
-            "shared_memory_per_sm_bytes",
-            "shared_memory_per_block_bytes",
-            "registers_per_sm",
-            "max_threads_per_sm",
-            "max_blocks_per_sm",
-            "compute_capability",
-            "l1_shared_memory_per_sm_bytes",
-        )
-        missing = [label for label in gpu_fields if getattr(self, label) is None]
-        if missing and len(missing) < len(gpu_fields):
+        cc = self.compute_capability
+        if cc is not None:
+            if not isinstance(cc, tuple) or len(cc) != 2:
+                raise ValueError(f"compute_capability={show(cc)} must be a (major, minor) tuple")
+            object.__setattr__(
+                self,
+                "compute_capability",
+                (positive_int("compute capability major", cc[0]),
+                 positive_int("compute capability minor", cc[1], minimum=0)),
+            )  # fmt: skip
+        missing = [label for label in _SM_FIELDS if getattr(self, label) is None]
+        if not missing and cc is None:
+            missing = ["compute_capability"]
+        if missing and (len(missing) < len(_SM_FIELDS) or missing == ["compute_capability"]):
             raise ValueError(
-                f"{self.name}: a GPU needs all of {', '.join(gpu_fields)} (a TPU none of them); "
-                f"missing: {', '.join(missing)}"
+                f"{self.name}: a GPU's SM model needs all of {', '.join(_SM_FIELDS)} and "
+                f"compute_capability (a row without one: none of the first eight); missing: "
+                f"{', '.join(missing)}"
             )
         if missing:
             return
-        for label in (*gpu_fields[2:7], "l1_shared_memory_per_sm_bytes"):
+        for label in _SM_FIELDS[2:]:
             object.__setattr__(self, label, positive_int(label, getattr(self, label)))
         object.__setattr__(self, "sm_count", positive_int("sm_count", self.sm_count))
         object.__setattr__(
@@ -208,15 +303,6 @@ class Chip:
                 f"l1_shared_memory_per_sm_bytes={self.l1_shared_memory_per_sm_bytes} (the "
                 "carve-out is part of the unified L1/shared-memory SRAM)"
             )
-        cc = self.compute_capability
-        if not isinstance(cc, tuple) or len(cc) != 2:
-            raise ValueError(f"compute_capability={show(cc)} must be a (major, minor) tuple")
-        object.__setattr__(
-            self,
-            "compute_capability",
-            (positive_int("compute capability major", cc[0]),
-             positive_int("compute capability minor", cc[1], minimum=0)),
-        )  # fmt: skip
 
     @property
     def precisions(self) -> tuple[str, ...]:
@@ -224,44 +310,89 @@ class Chip:
         return tuple(self.peak_flops_per_s)
 
     @property
+    def vector_precisions(self) -> tuple[str, ...]:
+        """Precisions with a sourced non-tensor (CUDA-core / vector-unit) peak, widest first;
+        ``fp32`` counts when the chip lists it (that column is the non-tensor rate)."""
+        return tuple(
+            p
+            for p in PRECISIONS
+            if p in self.vector_flops_per_s or (p == "fp32" and "fp32" in self.peak_flops_per_s)
+        )
+
+    @property
     def is_gpu(self) -> bool:
+        """True when the row has the SM model (SM count, clock, per-SM limits) — every NVIDIA
+        row whose SM details are sourced. TPUs, AMD CUs and B300/GB300 are False."""
         return self.sm_count is not None
 
     @property
     def sm_arch(self) -> str | None:
-        """``'sm_90'`` for compute capability 9.0; ``None`` for a TPU."""
+        """``'sm_90'`` for compute capability 9.0; ``None`` without a compute capability."""
         if self.compute_capability is None:
             return None
         major, minor = self.compute_capability
         return f"sm_{major}{minor}"
 
-    def peak_flops(self, precision: str) -> float:
-        """Dense peak FLOP/s at ``precision``; ``ValueError`` if the chip has no such rate."""
-        check_precision(precision)
-        try:
-            return self.peak_flops_per_s[precision]
-        except KeyError:
-            raise ValueError(
-                f"precision={precision!r}: {self.name} has no {precision} support in this table "
-                f"(it lists: {', '.join(self.precisions)})"
-            ) from None
+    @property
+    def hbm_mib(self) -> float:
+        """``hbm_bytes`` in MiB, the unit nvidia-smi prints (81,559 for an H100 SXM)."""
+        return self.hbm_bytes / MiB
 
-    def ridge_point(self, precision: str, bandwidth: float | None = None) -> float:
+    def require_sm_model(self, what: str = "this calculation") -> Chip:
+        """This chip, or ``ValueError`` saying why the row has no SMs for ``what``."""
+        name_string("what", what)
+        if self.is_gpu:
+            return self
+        reason = self.no_sm_model or "the table gives it no SM count, clock or per-SM limits"
+        raise ValueError(
+            f"{self.name} has no SMs in the table ({reason}); {what} needs an SM count, clock "
+            "and per-SM limits — choose an NVIDIA GPU whose row has them"
+        )
+
+    def peak_flops(self, precision: str, tensor_cores: bool = True) -> float:
+        """Dense peak FLOP/s at ``precision``; ``ValueError`` if the chip has no such rate.
+
+        ``tensor_cores=False`` gives the non-tensor (CUDA-core / vector-unit) rate, the roof of
+        work that is not a matmul; ``fp32`` is the same either way (that column is the
+        CUDA-core rate), other precisions need a sourced ``vector_flops_per_s`` entry.
+        """
+        check_precision(precision)
+        if flag("tensor_cores", tensor_cores):
+            try:
+                return self.peak_flops_per_s[precision]
+            except KeyError:
+                raise ValueError(
+                    f"precision={precision!r}: {self.name} has no {precision} support in this "
+                    f"table (it lists: {', '.join(self.precisions)})"
+                ) from None
+        if precision in self.vector_flops_per_s:
+            return self.vector_flops_per_s[precision]
+        if precision == "fp32" and "fp32" in self.peak_flops_per_s:
+            return self.peak_flops_per_s["fp32"]
+        known = ", ".join(self.vector_precisions) or "none"
+        raise ValueError(
+            f"precision={precision!r}: {self.name} has no sourced non-tensor (CUDA-core) "
+            f"{precision} rate in this table (non-tensor rates it has: {known})"
+        )
+
+    def ridge_point(
+        self, precision: str, bandwidth: float | None = None, tensor_cores: bool = True
+    ) -> float:
         """Machine balance in FLOP/byte: peak FLOP/s over a bandwidth in bytes/s.
 
         ``bandwidth`` is the link the bytes cross: ``None`` (the default) means this chip's HBM;
         pass another level's bytes/s (L2, PCIe, NVLink) for that level's ridge. It must be a
-        finite number > 0: 0 is an error, never a silent fall-back to HBM.
+        finite number > 0: 0 is an error, never a silent fall-back to HBM. ``tensor_cores=False``
+        uses the non-tensor peak (:meth:`peak_flops`), the ridge of non-matmul work.
         """
-        peak = self.peak_flops(precision)
+        peak = self.peak_flops(precision, tensor_cores)
         if bandwidth is None:
             return peak / self.hbm_bandwidth
         return peak / positive_float("bandwidth", bandwidth)
 
     def shared_memory_bandwidth(self) -> float:
         """Aggregate shared-memory bandwidth: SMs × 128 B/clock × boost clock (bytes/s)."""
-        if self.sm_count is None or self.boost_clock_hz is None:
-            raise ValueError(f"{self.name} has no SMs; shared-memory bandwidth is a GPU quantity")
+        self.require_sm_model("shared-memory bandwidth")
         return self.sm_count * SHARED_MEMORY_BYTES_PER_CLOCK_PER_SM * self.boost_clock_hz
 
     def pairwise_link_bandwidth(self) -> float | None:
@@ -303,7 +434,8 @@ def _ampere_like_limits(
 # Per-SM limits by compute capability (CUDA Programming Guide, compute-capabilities tables; CUDAPG
 # in every GPU row's sources): largest shared-memory carve-out per SM and per block (KiB), threads
 # and blocks per SM, and the unified L1/shared-memory SRAM per SM (KiB; V100 128, T4 96, A100 192,
-# A10G 128, L4/RTX 4090 128, H100/H200/B200 256).
+# A10G 128, L4/RTX 4090 128, H100/H200/B200 256; 12.x, RTX 5090: 100/99 KB, 1536 threads, 24
+# blocks, 128 KB).
 _CC70 = _ampere_like_limits(96, 96, 2048, 32, 128)
 _CC75 = _ampere_like_limits(64, 64, 1024, 16, 96)
 _CC80 = _ampere_like_limits(164, 163, 2048, 32, 192)
@@ -344,6 +476,48 @@ NETWORK_BANDWIDTH: Mapping[str, float] = MappingProxyType(
         "AWS EFA 100G": 100e9 / 8,
     }
 )
+_CC120 = _ampere_like_limits(100, 99, 1536, 24, 128)
+
+#: The A100 whitepaper's Table 1 (A100-WP) non-tensor rates, shared by the GA100 rows (same 108
+#: SMs at 1.41 GHz): FP16 78 (the SM's special packed-FP16 path, 4× FP32), BF16 39, FP64 9.7.
+_GA100_VECTOR = {"fp64": 9.7 * _T, "fp16": 78 * _T, "bf16": 39 * _T}
+_GA100_PEAKS = {
+    "fp64": 19.5 * _T,
+    "fp32": 19.5 * _T,
+    "tf32": 156 * _T,
+    "fp16": 312 * _T,
+    "bf16": 312 * _T,
+    "int8": 624 * _T,
+}
+#: H100 NVL and H200 NVL (PCIe cards with NVLink bridges): NVIDIA's product-page table as third
+#: parties reproduce it (NVL-REPRO, secondary), sparse figures halved.
+_NVL_PEAKS = {
+    "fp64": 60 * _T,
+    "fp32": 60 * _T,
+    "tf32": 417.5 * _T,
+    "fp16": 835.5 * _T,
+    "bf16": 835.5 * _T,
+    "fp8": 1670.5 * _T,
+    "int8": 1670.5 * _T,
+}
+_CDNA3_PEAKS = {
+    "fp64": 163.4 * _T,
+    "fp32": 163.4 * _T,
+    "tf32": 653.7 * _T,
+    "fp16": 1307.4 * _T,
+    "bf16": 1307.4 * _T,
+    "fp8": 2614.9 * _T,
+    "int8": 2614.9 * _T,
+}
+
+
+def _smi(mib: int, where: str) -> dict:
+    """The nvidia-smi ``memory.total`` convention: the capacity and where it was read."""
+    return {
+        "hbm_bytes": mib * MiB,
+        "hbm_provenance": f"nvidia-smi memory.total {mib} MiB; {where}",
+    }
+
 
 _CHIPS: tuple[Chip, ...] = (
     Chip(
@@ -351,8 +525,15 @@ _CHIPS: tuple[Chip, ...] = (
         vendor="NVIDIA",
         architecture="Turing",
         peak_flops_per_s={"fp64": 0.254 * _T, "fp32": 8.1 * _T, "fp16": 65 * _T, "int8": 130 * _T},
+        vector_flops_per_s={"fp64": 0.254 * _T},
         memory_type="GDDR6",
-        hbm_bytes=16 * GB,
+        hbm_marketed_bytes=16 * GB,
+        **_smi(
+            15360,
+            "DEVICE-OBS (Colab/GCP T4s, code-index ids 39988450416, 8931283041, 575176250 and "
+            "more, every driver seen). torch's total_memory varies with the driver, "
+            "14930–15109 MiB in the same index (ids 12462193998, 65825155517), so none is stored",
+        ),
         hbm_bandwidth=320 * _G,
         l2_bytes=4 * MiB,
         host_link="PCIe Gen3 x16",
@@ -362,9 +543,10 @@ _CHIPS: tuple[Chip, ...] = (
         sm_count=40,
         boost_clock_hz=1590e6,
         compute_capability=(7, 5),
-        sources=("T4-DS", "SYSRQ-T4", "CUDAPG", "CUTLASS"),
-        notes="No bf16, tf32 or fp8. fp64 derived: 40 SMs × 2 FP64 units × 2 × 1.59 GHz. "
-        "Clocks fall to ~900 MHz under sustained tensor load at the 70 W cap.",
+        sources=("T4-DS", "SYSRQ-T4", "CUDAPG", "CUTLASS", "DEVICE-OBS"),
+        notes="No bf16, tf32 or fp8. fp64 derived: 40 SMs × 2 FP64 units × 2 × 1.59 GHz (no "
+        "FP64 tensor core, so it is also the non-tensor rate). Clocks fall to ~900 MHz under "
+        "sustained tensor load at the 70 W cap.",
         **_CC75,
     ),
     Chip(
@@ -372,8 +554,14 @@ _CHIPS: tuple[Chip, ...] = (
         vendor="NVIDIA",
         architecture="Volta",
         peak_flops_per_s={"fp64": 7.8 * _T, "fp32": 15.7 * _T, "fp16": 125 * _T},
+        vector_flops_per_s={"fp64": 7.8 * _T, "fp16": 31.4 * _T},
         memory_type="HBM2",
-        hbm_bytes=32 * GB,
+        hbm_marketed_bytes=32 * GB,
+        **_smi(
+            32768,
+            "DEVICE-OBS (Tesla V100-SXM2-32GB on driver 580.178.04, code-index ids 68680818775, "
+            "70663680882; secondary)",
+        ),
         hbm_bandwidth=900 * _G,
         l2_bytes=6 * MiB,
         host_link="PCIe Gen3 x16",
@@ -383,8 +571,9 @@ _CHIPS: tuple[Chip, ...] = (
         sm_count=80,
         boost_clock_hz=1530e6,
         compute_capability=(7, 0),
-        sources=("V100-DS", "V100-WP", "CUDAPG", "CUTLASS"),
-        notes="SXM2. Tensor cores run fp16 only: no bf16, tf32 or int8 tensor-core rate.",
+        sources=("V100-DS", "V100-WP", "A100-WP", "CUDAPG", "CUTLASS", "DEVICE-OBS"),
+        notes="SXM2, 32 GB. Tensor cores run fp16 only: no bf16, tf32 or int8 tensor-core rate. "
+        "Non-tensor fp16 31.4 TFLOP/s from the A100 whitepaper's Table 1 (V100 column).",
         **_CC70,
     ),
     Chip(
@@ -398,8 +587,14 @@ _CHIPS: tuple[Chip, ...] = (
             "fp16": 70 * _T,
             "bf16": 70 * _T,
         },
+        vector_flops_per_s={"fp64": 0.547 * _T},
         memory_type="GDDR6",
-        hbm_bytes=24 * GB,
+        hbm_marketed_bytes=24 * GB,
+        **_smi(
+            23028,
+            "DEVICE-OBS (AWS A10G, code-index ids 71624822744, 51766064480, 62036504885; "
+            "secondary)",
+        ),
         hbm_bandwidth=600 * _G,
         l2_bytes=6 * MiB,
         host_link="PCIe Gen4 x16",
@@ -409,7 +604,7 @@ _CHIPS: tuple[Chip, ...] = (
         sm_count=80,
         boost_clock_hz=1710e6,
         compute_capability=(8, 6),
-        sources=("A10G-AWS", "BASETEN", "A10-DQ", "CUDAPG"),
+        sources=("A10G-AWS", "BASETEN", "A10-DQ", "CUDAPG", "DEVICE-OBS"),
         notes="AWS-only part; fp32 35 and fp16 70 TFLOP/s (FP32 accumulate) are AWS's figures. "
         "bf16 = fp16 and tf32 = fp16/2 as on every GA102; fp64 derived as SMs × 2 × 2 × clock. "
         "SM count and clock are consistent with 35 TFLOP/s but not confirmed by NVIDIA.",
@@ -428,8 +623,13 @@ _CHIPS: tuple[Chip, ...] = (
             "fp8": 242 * _T,
             "int8": 242 * _T,
         },
+        vector_flops_per_s={"fp64": 0.473 * _T},
         memory_type="GDDR6",
-        hbm_bytes=24 * GB,
+        hbm_marketed_bytes=24 * GB,
+        **_smi(
+            23034,
+            "DEVICE-OBS (code-index ids 68896918544, 68745356292, 53818531888; secondary)",
+        ),
         hbm_bandwidth=300 * _G,
         l2_bytes=48 * MiB,
         host_link="PCIe Gen4 x16",
@@ -439,24 +639,55 @@ _CHIPS: tuple[Chip, ...] = (
         sm_count=58,
         boost_clock_hz=2040e6,
         compute_capability=(8, 9),
-        sources=("L4-DS", "GPUSPECS", "CUDAPG", "CUTLASS"),
+        sources=("L4-DS", "GPUSPECS", "CUDAPG", "CUTLASS", "DEVICE-OBS"),
         notes="fp64 derived as SMs × 2 × 2 × clock.",
+        **_CC89,
+    ),
+    Chip(
+        name="L40S",
+        vendor="NVIDIA",
+        architecture="Ada Lovelace",
+        peak_flops_per_s={
+            "fp32": 91.6 * _T,
+            "tf32": 183 * _T,
+            "fp16": 362.05 * _T,
+            "bf16": 362.05 * _T,
+            "fp8": 733 * _T,
+            "int8": 733 * _T,
+        },
+        memory_type="GDDR6",
+        hbm_marketed_bytes=48 * GB,
+        **_smi(46068, "NVIDIA's aiconfigurator l40s.yaml (AIC)"),
+        hbm_bandwidth=864 * _G,
+        l2_bytes=48 * MiB,
+        host_link="PCIe Gen4 x16",
+        host_link_bandwidth=pcie_bandwidth(4),
+        interconnect=None,
+        interconnect_bandwidth=None,
+        sm_count=142,
+        boost_clock_hz=2520e6,
+        compute_capability=(8, 9),
+        sources=("AIC", "L40S-REPRO", "CUTLASS", "CUDAPG"),
+        notes="FP16/BF16, FP8, INT8, memory and bandwidth from NVIDIA's aiconfigurator "
+        "l40s.yaml; SMs, boost clock, FP32, TF32 and L2 from resellers' copies of NVIDIA's "
+        "datasheet (secondary; 142 × 128 × 2 × 2.52 GHz = 91.6 TFLOP/s agrees). FP64 not found.",
         **_CC89,
     ),
     Chip(
         name="A100-40GB",
         vendor="NVIDIA",
         architecture="Ampere (GA100)",
-        peak_flops_per_s={
-            "fp64": 19.5 * _T,
-            "fp32": 19.5 * _T,
-            "tf32": 156 * _T,
-            "fp16": 312 * _T,
-            "bf16": 312 * _T,
-            "int8": 624 * _T,
-        },
+        peak_flops_per_s=_GA100_PEAKS,
+        vector_flops_per_s=_GA100_VECTOR,
         memory_type="HBM2",
-        hbm_bytes=40 * GB,
+        hbm_marketed_bytes=40 * GB,
+        hbm_cuda_bytes=42_298_834_944,
+        **_smi(
+            40960,
+            "DEVICE-OBS (NVIDIA A100-SXM4-40GB, code-index ids 55216552280, 58827476883; "
+            "secondary). CUDA's totalGlobalMem: 40339 MiB = 42,298,834,944 B (deviceQuery, "
+            "BR-3873)",
+        ),
         hbm_bandwidth=1555 * _G,
         l2_bytes=40 * MiB,
         host_link="PCIe Gen4 x16",
@@ -466,25 +697,26 @@ _CHIPS: tuple[Chip, ...] = (
         sm_count=108,
         boost_clock_hz=1410e6,
         compute_capability=(8, 0),
-        sources=("A100-DS", "GPU-BG", "CUDAPG", "STAS"),
+        sources=("A100-DS", "A100-WP", "GPU-BG", "CUDAPG", "STAS", "BR-3873", "DEVICE-OBS"),
         notes="SXM4. 108 of the full GA100's 128 SMs are enabled. fp64 is the FP64 tensor core "
-        "(9.7 TFLOP/s on CUDA cores). No fp8.",
+        "(9.7 TFLOP/s on CUDA cores). No fp8. Non-tensor fp16 78 / bf16 39 TFLOP/s from the A100 "
+        "whitepaper's Table 1. The PCIe 40 GB card has no row (its datasheet was not read).",
         **_CC80,
     ),
     Chip(
         name="A100-80GB",
         vendor="NVIDIA",
         architecture="Ampere (GA100)",
-        peak_flops_per_s={
-            "fp64": 19.5 * _T,
-            "fp32": 19.5 * _T,
-            "tf32": 156 * _T,
-            "fp16": 312 * _T,
-            "bf16": 312 * _T,
-            "int8": 624 * _T,
-        },
+        peak_flops_per_s=_GA100_PEAKS,
+        vector_flops_per_s=_GA100_VECTOR,
         memory_type="HBM2e",
-        hbm_bytes=80 * GB,
+        hbm_marketed_bytes=80 * GB,
+        **_smi(
+            81920,
+            "DEXBOTIC-41 (an A800-SXM4-80GB) and DEVICE-OBS (NVIDIA A100-SXM4-80GB, code-index "
+            "ids 62462226790, 55042174505). CUDA's total for the SXM card was not found (the "
+            "81049 MiB of MIXBENCH-47 is the PCIe card's)",
+        ),
         hbm_bandwidth=2039 * _G,
         l2_bytes=40 * MiB,
         host_link="PCIe Gen4 x16",
@@ -494,8 +726,37 @@ _CHIPS: tuple[Chip, ...] = (
         sm_count=108,
         boost_clock_hz=1410e6,
         compute_capability=(8, 0),
-        sources=("A100-DS", "GPU-BG", "CUDAPG", "STAS"),
-        notes="SXM4 (the PCIe card has 1935 GB/s). fp64 is the FP64 tensor core. No fp8.",
+        sources=("A100-DS", "A100-WP", "GPU-BG", "CUDAPG", "STAS", "DEXBOTIC-41", "DEVICE-OBS"),
+        notes="SXM4 (the PCIe card, 1935 GB/s, is A100-80GB-PCIe). fp64 is the FP64 tensor core. "
+        "No fp8. Non-tensor rates as the A100 whitepaper's Table 1 (same SMs and clock).",
+        **_CC80,
+    ),
+    Chip(
+        name="A100-80GB-PCIe",
+        vendor="NVIDIA",
+        architecture="Ampere (GA100)",
+        peak_flops_per_s=_GA100_PEAKS,
+        vector_flops_per_s=_GA100_VECTOR,
+        memory_type="HBM2e",
+        hbm_marketed_bytes=80 * GB,
+        hbm_cuda_bytes=81049 * MiB,
+        **_smi(
+            81920,
+            "DEVICE-OBS (NVIDIA A100 80GB PCIe, code-index ids 63418718311, 59801791696, "
+            "68922542039; secondary). CUDA's total: 81049 MiB (mixbench, MIXBENCH-47)",
+        ),
+        hbm_bandwidth=1935 * _G,
+        l2_bytes=40 * MiB,
+        host_link="PCIe Gen4 x16",
+        host_link_bandwidth=pcie_bandwidth(4),
+        interconnect="NVLink bridge (2 GPUs)",
+        interconnect_bandwidth=600 * _G / 2,
+        sm_count=108,
+        boost_clock_hz=1410e6,
+        compute_capability=(8, 0),
+        sources=("A100-DS", "A100-WP", "GPU-BG", "CUDAPG", "MIXBENCH-47", "DEVICE-OBS"),
+        notes="The A100 80GB datasheet gives the PCIe card the SXM card's peaks and 1,935 GB/s; "
+        "108 SMs at 1.41 GHz reproduce them (GPU-BG). fp64 is the FP64 tensor core. No fp8.",
         **_CC80,
     ),
     Chip(
@@ -514,8 +775,15 @@ _CHIPS: tuple[Chip, ...] = (
             "fp8": 1978.9 * _T,
             "int8": 1978.9 * _T,
         },
+        vector_flops_per_s={"fp64": 34 * _T, "fp16": 133.8 * _T, "bf16": 133.8 * _T},
         memory_type="HBM3",
-        hbm_bytes=80 * GB,
+        hbm_marketed_bytes=80 * GB,
+        hbm_cuda_bytes=81089 * MiB,
+        **_smi(
+            81559,
+            "driver 550.54.15 (NCCL-1264, GPUBURN-114). CUDA's total: 81089 MiB (torch 2.7.0, "
+            "CUDA 12.8, STAS-NET)",
+        ),
         hbm_bandwidth=3.35 * TB,
         l2_bytes=50 * MiB,
         host_link="PCIe Gen5 x16",
@@ -525,9 +793,22 @@ _CHIPS: tuple[Chip, ...] = (
         sm_count=132,
         boost_clock_hz=1980e6,
         compute_capability=(9, 0),
-        sources=("H100-DS", "GLENN-H100", "STAS", "CUDAPG", "PLAYBOOK"),
+        sources=(
+            "H100-DS",
+            "GLENN-H100",
+            "H100-WP",
+            "STAS",
+            "CUDAPG",
+            "PLAYBOOK",
+            "NCCL-1264",
+            "GPUBURN-114",
+            "STAS-NET",
+        ),
         notes="SXM5; 132 of the full GH100's 144 SMs. Tensor peaks assume a 1.83 GHz clock, "
-        "fp32/fp64 the 1.98 GHz boost. fp64 is the FP64 tensor core (34 TFLOP/s on CUDA cores).",
+        "fp32/fp64 the 1.98 GHz boost. fp64 is the FP64 tensor core (34 TFLOP/s on CUDA cores, "
+        "datasheet). Non-tensor fp16/bf16 133.8 TFLOP/s = 132 × 256 × 1.98 GHz, as in "
+        "GLENN-H100's VFMA column (from NVIDIA's H100 whitepaper table; NVIDIA's 2022 "
+        "architecture blog, H100-WP, printed a preliminary 120).",
         **_CC90,
     ),
     Chip(
@@ -544,7 +825,12 @@ _CHIPS: tuple[Chip, ...] = (
             "int8": 1513 * _T,
         },
         memory_type="HBM2e",
-        hbm_bytes=80 * GB,
+        hbm_marketed_bytes=80 * GB,
+        **_smi(
+            81559,
+            "DEVICE-OBS (NVIDIA H100 PCIe, code-index ids 38048315203, 56186888337, "
+            "69525157115; secondary)",
+        ),
         hbm_bandwidth=2.0 * TB,
         l2_bytes=50 * MiB,
         host_link="PCIe Gen5 x16",
@@ -554,8 +840,71 @@ _CHIPS: tuple[Chip, ...] = (
         sm_count=114,
         boost_clock_hz=1755e6,
         compute_capability=(9, 0),
-        sources=("H100-DS", "GPUBENCH", "CUDAPG"),
-        notes="The datasheet lists HBM2e for the PCIe card.",
+        sources=("H100-DS", "GPUBENCH", "CUDAPG", "DEVICE-OBS"),
+        notes="The datasheet lists HBM2e for the PCIe card. Its non-tensor fp16/bf16 and fp64 "
+        "rates were not in the sources read.",
+        **_CC90,
+    ),
+    Chip(
+        name="H100-NVL",
+        vendor="NVIDIA",
+        architecture="Hopper",
+        peak_flops_per_s=_NVL_PEAKS,
+        vector_flops_per_s={"fp64": 30 * _T},
+        memory_type="HBM3",
+        hbm_marketed_bytes=94 * GB,
+        **_smi(
+            95830,
+            "DEVICE-OBS (400 W cards, code-index ids 56777991392, 5717978066, 40662673970; "
+            "secondary). CUDA's total (94850 MiB) was seen only in a test fixture, not stored",
+        ),
+        hbm_bandwidth=3.9 * TB,
+        l2_bytes=50 * MiB,
+        host_link="PCIe Gen5 x16",
+        host_link_bandwidth=pcie_bandwidth(5),
+        interconnect="NVLink bridge",
+        interconnect_bandwidth=600 * _G / 2,
+        sm_count=132,
+        boost_clock_hz=1785e6,
+        compute_capability=(9, 0),
+        sources=("NVL-REPRO", "MIG-224", "STAS", "DEVICE-OBS", "CUTLASS", "CUDAPG"),
+        notes="A PCIe card with NVLink bridges: 94 GB (MIG-224), 3.9 TB/s and dense bf16 835.5 "
+        "TFLOP/s (1,671 sparse), not the SXM card's 80 GB, 3.35 TB/s and 989. Peaks from "
+        "third-party copies of NVIDIA's H100 page (NVIDIA's own could not be opened); SMs, the "
+        "device-reported 1785 MHz and the 50 MB L2 from benchmark notes (all secondary).",
+        **_CC90,
+    ),
+    Chip(
+        name="GH200",
+        vendor="NVIDIA",
+        architecture="Hopper",
+        peak_flops_per_s={
+            "fp64": 67 * _T,
+            "fp32": 67 * _T,
+            "tf32": 494 * _T,
+            "fp16": 990 * _T,
+            "bf16": 990 * _T,
+            "fp8": 1979 * _T,
+            "int8": 1979 * _T,
+        },
+        vector_flops_per_s={"fp64": 34 * _T},
+        memory_type="HBM3",
+        hbm_marketed_bytes=96 * GB,
+        **_smi(97871, "DEVICE-OBS (NVIDIA GH200 480GB, code-index id 63088167599; secondary)"),
+        hbm_bandwidth=4.0 * TB,
+        l2_bytes=None,
+        host_link="NVLink-C2C to the Grace CPU",
+        host_link_bandwidth=NVLINK_C2C_BIDIRECTIONAL / 2,
+        interconnect=None,
+        interconnect_bandwidth=None,
+        sm_count=132,
+        boost_clock_hz=1980e6,
+        compute_capability=(9, 0),
+        sources=("GH-DS", "GH200-DS", "GH200-OCL", "STAS", "DEVICE-OBS", "CUTLASS", "CUDAPG"),
+        notes="The GPU of a Grace Hopper superchip, 96 GB HBM3 module (device name 'NVIDIA GH200 "
+        "480GB': 480 GB of LPDDR5X sit on the Grace side). The 144 GB HBM3e module (4.9 TB/s, "
+        "'NVIDIA GH200 144G HBM3e') has no row. Peaks from the GH200 datasheet; SMs and clock "
+        "from an OpenCL query (GH200-OCL, secondary). L2 and GPU-to-GPU NVLink not found.",
         **_CC90,
     ),
     Chip(
@@ -572,9 +921,15 @@ _CHIPS: tuple[Chip, ...] = (
             "int8": 1978.9 * _T,
         },
         memory_type="HBM3e",
-        hbm_bytes=141 * GB,
+        hbm_marketed_bytes=141 * GB,
+        hbm_cuda_bytes=143156 * MiB,
+        **_smi(
+            143771,
+            "DEVICE-OBS (code-index id 71189052105; secondary). CUDA's total: 143156 MiB "
+            "(torch, ACHAT)",
+        ),
         hbm_bandwidth=4.8 * TB,
-        l2_bytes=50 * MiB,
+        l2_bytes=60 * MiB,
         host_link="PCIe Gen5 x16",
         host_link_bandwidth=pcie_bandwidth(5),
         interconnect="NVLink 4 (18 links)",
@@ -582,8 +937,37 @@ _CHIPS: tuple[Chip, ...] = (
         sm_count=132,
         boost_clock_hz=1980e6,
         compute_capability=(9, 0),
-        sources=("H200", "STAS", "GLENN-H100", "CUDAPG"),
-        notes="SXM. The H100's GH100 die with more and faster memory.",
+        sources=("H200", "STAS", "GLENN-H100", "CUDAPG", "ACHAT", "DEVICE-OBS"),
+        notes="SXM. The H100's GH100 die with more and faster memory. L2: torch reports "
+        "L2_cache_size=60MB (ACHAT); this row used to assume the H100's 50 MB.",
+        **_CC90,
+    ),
+    Chip(
+        name="H200-NVL",
+        vendor="NVIDIA",
+        architecture="Hopper",
+        peak_flops_per_s=_NVL_PEAKS,
+        vector_flops_per_s={"fp64": 30 * _T},
+        memory_type="HBM3e",
+        hbm_marketed_bytes=141 * GB,
+        **_smi(
+            143771,
+            "DEVICE-OBS (an H200 NVL lab README and nvidia-smi dumps, code-index id "
+            "71189052105; the SXM card reports the same). CUDA's total not found for the NVL",
+        ),
+        hbm_bandwidth=4.8 * TB,
+        l2_bytes=None,
+        host_link="PCIe Gen5 x16",
+        host_link_bandwidth=pcie_bandwidth(5),
+        interconnect="NVLink bridge (2- or 4-way)",
+        interconnect_bandwidth=900 * _G / 2,
+        sm_count=132,
+        boost_clock_hz=1785e6,
+        compute_capability=(9, 0),
+        sources=("NVL-REPRO", "H200", "DEVICE-OBS", "CUTLASS", "CUDAPG"),
+        notes="A 600 W PCIe card: the H200's 141 GB and 4.8 TB/s at the H100 NVL's clocks "
+        "(dense bf16 835.5 TFLOP/s). Peaks from third-party copies of NVIDIA's H200 page; SMs "
+        "and ~1785 MHz from an H200 NVL lab README (secondary). L2 not found for the NVL.",
         **_CC90,
     ),
     Chip(
@@ -591,17 +975,24 @@ _CHIPS: tuple[Chip, ...] = (
         vendor="NVIDIA",
         architecture="Blackwell",
         peak_flops_per_s={
-            "fp64": 40 * _T,
+            "fp64": 37 * _T,
             "fp32": 75 * _T,
             "tf32": 1100 * _T,
             "fp16": 2250 * _T,
             "bf16": 2250 * _T,
             "fp8": 4500 * _T,
             "int8": 4500 * _T,
+            "fp6": 4500 * _T,
             "fp4": 9000 * _T,
         },
         memory_type="HBM3e",
-        hbm_bytes=180 * GB,
+        hbm_marketed_bytes=180 * GB,
+        hbm_cuda_bytes=182642 * MiB,
+        **_smi(
+            183359,
+            "drivers 570.133.20 and 580.95.05 (TRTLLM-10278). CUDA's total: 182642 MiB "
+            "(torch, ACHAT)",
+        ),
         hbm_bandwidth=8 * TB,
         l2_bytes=126 * MiB,
         host_link="PCIe Gen5 x16",
@@ -611,10 +1002,146 @@ _CHIPS: tuple[Chip, ...] = (
         sm_count=148,
         boost_clock_hz=1965e6,
         compute_capability=(10, 0),
-        sources=("GLENN-B200", "STAS", "SCALING", "VULTR", "CUTLASS", "PLAYBOOK", "CUDAPG"),
-        notes="HGX B200, per GPU. 180 GB usable of 192 GB. fp32 75 from DGX B200 (600/8); other "
-        "sources say 80. sm_100, not sm_120.",
+        sources=(
+            "BW-DS",
+            "GLENN-B200",
+            "STAS",
+            "SCALING",
+            "VULTR",
+            "CUTLASS",
+            "PLAYBOOK",
+            "CUDAPG",
+            "TRTLLM-10278",
+            "ACHAT",
+        ),
+        notes="HGX B200, per GPU (1,000 W). Marketed '180 GB' ≈ the GiB the driver shows "
+        "(183359 MiB = 179 GiB = 192.3 GB, the 192 GB physical). Conflicts: fp64 37 (Blackwell "
+        "datasheet, used) vs 40 (Lockwood); fp32 75 (datasheet, used) vs 80; HBM 8 TB/s "
+        "(Lockwood, Stas, NVIDIA's aiconfigurator; used) vs the datasheet's 7.7; PCIe Gen5 "
+        "(datasheet) vs Gen6. fp6 runs at the fp8 rate. Clock: device-reported max SM clock "
+        "(no NVIDIA boost clock found). sm_100, not sm_120.",
         **_CC100,
+    ),
+    Chip(
+        name="GB200",
+        vendor="NVIDIA",
+        architecture="Blackwell",
+        peak_flops_per_s={
+            "fp64": 40 * _T,
+            "fp32": 80 * _T,
+            "tf32": 1250 * _T,
+            "fp16": 2500 * _T,
+            "bf16": 2500 * _T,
+            "fp8": 5000 * _T,
+            "int8": 5000 * _T,
+            "fp6": 5000 * _T,
+            "fp4": 10000 * _T,
+        },
+        memory_type="HBM3e",
+        hbm_marketed_bytes=186 * GB,
+        **_smi(
+            189471,
+            "DEVICE-OBS (drivers 580.105.08 and 590.48.01, code-index ids 66353498064, "
+            "60167695339; secondary). CUDA's total not found",
+        ),
+        hbm_bandwidth=8 * TB,
+        l2_bytes=None,
+        host_link="PCIe Gen5 x16",
+        host_link_bandwidth=pcie_bandwidth(5),
+        interconnect="NVLink 5 (18 links), 72-GPU NVL72 domain",
+        interconnect_bandwidth=NVLINK_BIDIRECTIONAL["NVLink 5"] / 2,
+        sm_count=152,
+        boost_clock_hz=2062e6,
+        compute_capability=(10, 0),
+        sources=("BW-DS", "MLPERF-CRUSOE", "AIS-GB200", "STAS", "DEVICE-OBS", "CUDAPG"),
+        notes="Per GPU of a GB200 NVL72 (1,200 W): peaks, 186 GB and 8 TB/s from the Blackwell "
+        "datasheet. 152 SMs from torch device properties in the code index and the "
+        "device-reported 2062 MHz (STAS), both secondary (152 × 128 × 2 × 2.06 GHz = 80 TFLOP/s "
+        "fp32 agrees). L2 not found (the tuning guide's 126 MB is stated for B200). NVIDIA's "
+        "aisimulate config sets mem_bw 13.4 TB/s, matching no datasheet: not used.",
+        **_CC100,
+    ),
+    Chip(
+        name="B300",
+        vendor="NVIDIA",
+        architecture="Blackwell Ultra",
+        peak_flops_per_s={
+            "fp64": 1.25 * _T,
+            "fp32": 75 * _T,
+            "tf32": 1100 * _T,
+            "fp16": 2250 * _T,
+            "bf16": 2250 * _T,
+            "fp8": 4500 * _T,
+            "int8": 153.5 * _T,
+            "fp4": 14000 * _T,
+        },
+        memory_type="HBM3e",
+        hbm_marketed_bytes=288 * GB,
+        **_smi(
+            275040,
+            "B300 SXM6 AC at its 1,100 W cap, drivers 580.95.05–580.178.04 (AIC-B300). "
+            "CUDA's total not found",
+        ),
+        hbm_bandwidth=7.75 * TB,
+        l2_bytes=None,
+        host_link="PCIe Gen6 x16",
+        host_link_bandwidth=pcie_bandwidth(6),
+        interconnect="NVLink 5 (18 links)",
+        interconnect_bandwidth=NVLINK_BIDIRECTIONAL["NVLink 5"] / 2,
+        compute_capability=(10, 3),
+        no_sm_model="148 SMs are enabled on the B300 SXM6 AC (benchmark notes, secondary), but "
+        "no source gives its clock or the per-SM limits of compute capability 10.3",
+        sources=(
+            "AIC-B300",
+            "COSMOS-114",
+            "NV-BU",
+            "GLENN-B300",
+            "VERDA",
+            "STAS",
+            "CUTLASS",
+            "DEVICE-OBS",
+        ),
+        notes="HGX B300 (Blackwell Ultra), per GPU, 1,100 W. bf16/fp8/int8/fp4, memory and "
+        "bandwidth from NVIDIA's aiconfigurator b300_sxm.yaml. Dense fp4 conflicts: 14 PF "
+        "(used), 13.125 (Lockwood), 15 (NVIDIA's Blackwell Ultra blog, the full chip: GB300). "
+        "int8 is 153.5 TOPS, ~30× below B200's 4.5 POPS, and fp64 1.25 TFLOP/s (Lockwood): "
+        "Blackwell Ultra cut both. fp32/tf32 from Verda (secondary); bandwidth 7.75 vs Verda's "
+        "7.7 TB/s. fp6 not found. Special functions twice B200's (SPECIAL_FUNCTION_OPS_PER_S).",
+    ),
+    Chip(
+        name="GB300",
+        vendor="NVIDIA",
+        architecture="Blackwell Ultra",
+        peak_flops_per_s={
+            "fp32": 80 * _T,
+            "tf32": 1250 * _T,
+            "fp16": 2500 * _T,
+            "bf16": 2500 * _T,
+            "fp8": 5000 * _T,
+            "int8": 165 * _T,
+            "fp4": 15000 * _T,
+        },
+        memory_type="HBM3e",
+        hbm_marketed_bytes=288 * GB,
+        **_smi(
+            284208,
+            "DEVICE-OBS (one dump at the 1,400 W cap, code-index id 52252791387; secondary). "
+            "CUDA's total not found",
+        ),
+        hbm_bandwidth=8 * TB,
+        l2_bytes=None,
+        host_link="PCIe Gen6 (ConnectX-8)",
+        host_link_bandwidth=pcie_bandwidth(6),
+        interconnect="NVLink 5 (18 links), 72-GPU NVL72 domain",
+        interconnect_bandwidth=NVLINK_BIDIRECTIONAL["NVLink 5"] / 2,
+        compute_capability=(10, 3),
+        no_sm_model="its enabled SM count, clock and the per-SM limits of compute capability "
+        "10.3 were not found",
+        sources=("NV-BU", "NV-SMX", "VERDA", "STAS", "GLENN-B300", "DEVICE-OBS", "CUTLASS"),
+        notes="Per GPU of a GB300 NVL72 (1,400 W). Dense fp4 15 PF from NVIDIA's Blackwell Ultra "
+        "blog; fp32, tf32, bf16, fp8, int8 (0.165 POPS) and 8 TB/s from Verda's table "
+        "(secondary). fp64 and fp6 not found. Special functions 10.7 × 10¹² exp/s, twice "
+        "GB200's (SPECIAL_FUNCTION_OPS_PER_S).",
     ),
     Chip(
         name="RTX-4090",
@@ -629,8 +1156,13 @@ _CHIPS: tuple[Chip, ...] = (
             "fp8": 330.3 * _T,
             "int8": 660.6 * _T,
         },
+        vector_flops_per_s={"fp64": 1.29 * _T},
         memory_type="GDDR6X",
-        hbm_bytes=24 * GB,
+        hbm_marketed_bytes=24 * GB,
+        **_smi(
+            24564,
+            "DEVICE-OBS (code-index ids 5729950373, 71567595114; secondary)",
+        ),
         hbm_bandwidth=1008 * _G,
         l2_bytes=72 * MiB,
         host_link="PCIe Gen4 x16",
@@ -640,10 +1172,124 @@ _CHIPS: tuple[Chip, ...] = (
         sm_count=128,
         boost_clock_hz=2520e6,
         compute_capability=(8, 9),
-        sources=("ADA-WP", "CUDAPG"),
+        sources=("ADA-WP", "CUDAPG", "DEVICE-OBS"),
         notes="GeForce: fp16/bf16/fp8 tensor rates with FP32 accumulation are half the FP16-"
         "accumulate rates (330.3 TFLOP/s fp16).",
         **_CC89,
+    ),
+    Chip(
+        name="RTX-5090",
+        vendor="NVIDIA",
+        architecture="Blackwell (GB202)",
+        peak_flops_per_s={
+            "fp32": 104.8 * _T,
+            "fp16": 419 * _T,
+            "bf16": 419 * _T,
+            "fp8": 838 * _T,
+            "fp4": 1676 * _T,
+        },
+        memory_type="GDDR7",
+        hbm_marketed_bytes=32 * GB,
+        hbm_cuda_bytes=33_677_180_928,
+        **_smi(
+            32607,
+            "AIC (rtx_5090.yaml) and CLUB3090. CUDA's total: 32117 MiB = 33,677,180,928 B "
+            "(deviceQuery, AIK-1)",
+        ),
+        hbm_bandwidth=1792 * _G,
+        l2_bytes=96 * MiB,
+        host_link="PCIe Gen5 x16",
+        host_link_bandwidth=pcie_bandwidth(5),
+        interconnect=None,
+        interconnect_bandwidth=None,
+        sm_count=170,
+        boost_clock_hz=2407e6,
+        compute_capability=(12, 0),
+        sources=("AIC", "AIK-1", "CLUB3090", "ZZC-200", "CUTLASS", "CUDAPG"),
+        notes="GeForce, sm_120 (no tcgen05/TMEM). Conflict: fp16/bf16 419, fp8 838 and fp4 1676 "
+        "TFLOP/s are NVIDIA's aiconfigurator figures, which assume the full (FP16-accumulate) "
+        "tensor rate, unlike the RTX-4090 row's FP32-accumulate rates; a torch bf16 matmul "
+        "measured 178.9 TFLOP/s (ZZC-200), as a half-rate FP32 accumulate would allow. NVIDIA's "
+        "RTX Blackwell whitepaper table was not read. fp32 = 170 SMs × 128 × 2 × 2.407 GHz "
+        "(official boost, AIC). tf32, fp64 and int8 not found.",
+        **_CC120,
+    ),
+    Chip(
+        name="MI300X",
+        vendor="AMD",
+        architecture="CDNA 3 (gfx942)",
+        peak_flops_per_s=_CDNA3_PEAKS,
+        vector_flops_per_s={"fp64": 81.7 * _T, "fp32": 163.4 * _T},
+        memory_type="HBM3",
+        hbm_marketed_bytes=192 * GB,
+        hbm_bytes=192 * GiB,
+        hbm_provenance="192 GiB: ROCm's GPU-spec table gives VRAM in GiB (ROCM-SPECS); the total "
+        "rocm-smi or torch reports was not found",
+        hbm_bandwidth=5.3 * TB,
+        l2_bytes=32 * MiB,
+        host_link="PCIe Gen5 x16",
+        host_link_bandwidth=pcie_bandwidth(5),
+        interconnect="Infinity Fabric (7 links, fully connected 8-GPU node)",
+        interconnect_bandwidth=None,
+        no_sm_model="an AMD GPU: 304 compute units (CUs, 38 per XCD), not NVIDIA SMs, and the "
+        "course's SM calculators model NVIDIA SMs",
+        sources=("ROCM-MI300", "ROCM-SPECS", "MLPERF-AMD-300X", "STAS"),
+        notes="750 W. Peaks from ROCm's MI300 page: 2048 FLOP/clk/CU × 304 CUs × 2.1 GHz = "
+        "1307.4 TFLOP/s bf16; fp64 is the matrix rate (81.7 vector). 256 MiB Infinity Cache "
+        "besides the 32 MiB L2 (4 per XCD); 64 KiB LDS per CU. Infinity Fabric bandwidth per "
+        "link only from secondary pages (not stored).",
+    ),
+    Chip(
+        name="MI325X",
+        vendor="AMD",
+        architecture="CDNA 3 (gfx942)",
+        peak_flops_per_s=_CDNA3_PEAKS,
+        vector_flops_per_s={"fp64": 81.7 * _T, "fp32": 163.4 * _T},
+        memory_type="HBM3e",
+        hbm_marketed_bytes=256 * GB,
+        hbm_bytes=256 * GiB,
+        hbm_provenance="256 GiB: ROCm's GPU-spec table (ROCM-SPECS); the device-reported total "
+        "was not found",
+        hbm_bandwidth=6.0 * TB,
+        l2_bytes=32 * MiB,
+        host_link="PCIe Gen5 x16",
+        host_link_bandwidth=pcie_bandwidth(5),
+        interconnect="Infinity Fabric",
+        interconnect_bandwidth=None,
+        no_sm_model="an AMD GPU: 304 compute units (CUs, 38 per XCD), not NVIDIA SMs",
+        sources=("ROCM-SPECS", "ROCM-MI300", "STAS"),
+        notes="The MI300X's compute (ROCm) with 256 GB HBM3e; 6.0 TB/s and 1,000 W from STAS "
+        "(secondary). AMD's MI325X page was not read; Infinity Fabric bandwidth not found.",
+    ),
+    Chip(
+        name="MI355X",
+        vendor="AMD",
+        architecture="CDNA 4 (gfx950)",
+        peak_flops_per_s={
+            "fp32": 157.3 * _T,
+            "fp16": 2500 * _T,
+            "bf16": 2500 * _T,
+            "fp8": 5000 * _T,
+            "fp6": 10100 * _T,
+            "fp4": 10100 * _T,
+        },
+        memory_type="HBM3e",
+        hbm_marketed_bytes=288 * GB,
+        hbm_bytes=288 * GiB,
+        hbm_provenance="288 GiB: ROCm's GPU-spec table (ROCM-SPECS); the device-reported total "
+        "was not found",
+        hbm_bandwidth=8.0 * TB,
+        l2_bytes=32 * MiB,
+        host_link="PCIe Gen5 x16",
+        host_link_bandwidth=pcie_bandwidth(5),
+        interconnect="Infinity Fabric",
+        interconnect_bandwidth=None,
+        no_sm_model="an AMD GPU: 256 compute units (CUs, 32 per XCD), not NVIDIA SMs",
+        sources=("ROCM-SPECS", "MLPERF-AMD", "STAS"),
+        notes="1,400 W. FLOP/s, fp32, the 2.4 GHz clock and 8 TB/s from STAS and press coverage "
+        "(secondary): bf16 2.5 PF (1024 matrix cores × 512 FMA × 2 × 2.4 GHz = 2516.6), fp8 "
+        "8192 FLOP/clk/CU × 256 × 2.4 GHz = 5.0 PF, MXFP6/MXFP4 10.1 PF. fp64, tf32 and int8 "
+        "not found. 160 KiB LDS per CU.",
     ),
     Chip(
         name="TPU-v5e",
@@ -651,7 +1297,10 @@ _CHIPS: tuple[Chip, ...] = (
         architecture="TPU v5e",
         peak_flops_per_s={"bf16": 197 * _T, "int8": 394 * _T},
         memory_type="HBM2",
+        hbm_marketed_bytes=16 * GB,
         hbm_bytes=16 * GB,
+        hbm_provenance="not found as the device reports it: the 16 GB of Google's v5e page, "
+        "read as decimal",
         hbm_bandwidth=819 * _G,
         l2_bytes=None,
         host_link="PCIe",
@@ -660,6 +1309,7 @@ _CHIPS: tuple[Chip, ...] = (
         interconnect_bandwidth=4 * 50 * _G,
         interconnect_links=4,
         interconnect_link_bandwidth=50 * _G,
+        no_sm_model="a TPU: TensorCores with matrix units (MXUs), not SMs",
         sources=("TPU-V5E", "SCALING"),
         notes="One TensorCore. MXU rates; no fp32/fp16/fp8 matmul rate is published.",
     ),
@@ -669,7 +1319,10 @@ _CHIPS: tuple[Chip, ...] = (
         architecture="TPU v5p",
         peak_flops_per_s={"bf16": 459 * _T, "int8": 918 * _T},
         memory_type="HBM2e",
+        hbm_marketed_bytes=95 * GB,
         hbm_bytes=95 * GB,
+        hbm_provenance="not found as the device reports it: the 95 GB of Google's v5p page, "
+        "read as decimal",
         hbm_bandwidth=2765 * _G,
         l2_bytes=None,
         host_link="PCIe",
@@ -678,6 +1331,7 @@ _CHIPS: tuple[Chip, ...] = (
         interconnect_bandwidth=6 * 100 * _G,
         interconnect_links=6,
         interconnect_link_bandwidth=100 * _G,
+        no_sm_model="a TPU: TensorCores with matrix units (MXUs), not SMs",
         sources=("TPU-V5P", "SCALING", "STAS"),
         notes="Two TensorCores (megacore).",
     ),
@@ -687,7 +1341,10 @@ _CHIPS: tuple[Chip, ...] = (
         architecture="TPU v6e (Trillium)",
         peak_flops_per_s={"bf16": 918 * _T, "int8": 1836 * _T},
         memory_type="HBM",
+        hbm_marketed_bytes=32 * GB,
         hbm_bytes=32 * GB,
+        hbm_provenance="not found as the device reports it: the 32 GB of Google's v6e page, "
+        "read as decimal",
         hbm_bandwidth=1638 * _G,
         l2_bytes=None,
         host_link="PCIe Gen5",
@@ -696,6 +1353,7 @@ _CHIPS: tuple[Chip, ...] = (
         interconnect_bandwidth=4 * 100 * _G,
         interconnect_links=4,
         interconnect_link_bandwidth=100 * _G,
+        no_sm_model="a TPU: TensorCores with matrix units (MXUs), not SMs",
         sources=("TPU-V6E", "SCALING"),
         notes="One TensorCore with two 256×256 MXUs.",
     ),
@@ -708,22 +1366,51 @@ _ALIASES: dict[str, str] = {
     "teslat4": "T4",
     "v100": "V100",
     "v100sxm2": "V100",
+    "v100sxm232gb": "V100",
     "teslav100": "V100",
     "a10g": "A10G",
     "l4": "L4",
+    "l40s": "L40S",
     "a100": "A100-80GB",
     "a10080gb": "A100-80GB",
     "a100sxm": "A100-80GB",
+    "a100sxm80gb": "A100-80GB",
     "a10040gb": "A100-40GB",
+    "a100sxm40gb": "A100-40GB",
+    "a100pcie": "A100-80GB-PCIe",
+    "a100pcie80gb": "A100-80GB-PCIe",
+    "a10080gbpcie": "A100-80GB-PCIe",
     "h100": "H100-SXM",
     "h100sxm": "H100-SXM",
     "h100sxm5": "H100-SXM",
     "h100pcie": "H100-PCIe",
+    "h100nvl": "H100-NVL",
+    "gh200": "GH200",
+    "gh200480gb": "GH200",
     "h200": "H200",
+    "h200sxm": "H200",
+    "h200nvl": "H200-NVL",
     "b200": "B200",
+    "hgxb200": "B200",
+    "gb200": "GB200",
+    "gb200nvl72": "GB200",
+    "b300": "B300",
+    "hgxb300": "B300",
+    "b300sxm6ac": "B300",
+    "gb300": "GB300",
+    "gb300nvl72": "GB300",
     "rtx4090": "RTX-4090",
     "4090": "RTX-4090",
     "geforcertx4090": "RTX-4090",
+    "rtx5090": "RTX-5090",
+    "5090": "RTX-5090",
+    "geforcertx5090": "RTX-5090",
+    "mi300x": "MI300X",
+    "instinctmi300x": "MI300X",
+    "mi325x": "MI325X",
+    "instinctmi325x": "MI325X",
+    "mi355x": "MI355X",
+    "instinctmi355x": "MI355X",
     "tpuv5e": "TPU-v5e",
     "v5e": "TPU-v5e",
     "tpuv5p": "TPU-v5p",
@@ -733,18 +1420,57 @@ _ALIASES: dict[str, str] = {
     "trillium": "TPU-v6e",
 }
 
+#: Device names exactly as drivers report them (``torch.cuda.get_device_name()``, nvidia-smi's
+#: ``name``), with the row each one is. Only these are recognised: a name not here (an H800, an
+#: A100 PCIe 40 GB, a 16 GB V100, a GH200 144G, a MIG slice "… MIG 1g.10gb") has no row, and
+#: :func:`chip_from_device_name` returns ``None`` for it rather than a sibling's row.
+DEVICE_NAMES: Mapping[str, str] = MappingProxyType(
+    {
+        "Tesla T4": "T4",
+        "Tesla V100-SXM2-32GB": "V100",
+        "NVIDIA A10G": "A10G",
+        "NVIDIA L4": "L4",
+        "NVIDIA L40S": "L40S",
+        "NVIDIA A100-SXM4-40GB": "A100-40GB",
+        "NVIDIA A100-SXM4-80GB": "A100-80GB",
+        "NVIDIA A100 80GB PCIe": "A100-80GB-PCIe",
+        "NVIDIA H100 80GB HBM3": "H100-SXM",
+        "NVIDIA H100 PCIe": "H100-PCIe",
+        "NVIDIA H100 NVL": "H100-NVL",
+        "NVIDIA GH200 480GB": "GH200",
+        "NVIDIA H200": "H200",
+        "NVIDIA H200 NVL": "H200-NVL",
+        "NVIDIA B200": "B200",
+        "NVIDIA GB200": "GB200",
+        "NVIDIA B300 SXM6 AC": "B300",
+        "NVIDIA GB300": "GB300",
+        "NVIDIA GeForce RTX 4090": "RTX-4090",
+        "NVIDIA GeForce RTX 5090": "RTX-5090",
+        "AMD Instinct MI300X": "MI300X",
+        "AMD Instinct MI325X": "MI325X",
+        "AMD Instinct MI355X": "MI355X",
+    }
+)
+
 
 def _key(name: str) -> str:
     return re.sub(r"[\s_\-]+", "", name.lower())
 
 
+def _device_key(name: str) -> str:
+    """Case and runs of spaces do not matter in a device name; everything else does."""
+    return " ".join(name.lower().split())
+
+
 #: Canonical names by :func:`_key`, so :func:`chip` finds a name with one lookup (calculators
 #: and the book's figures call it tens of thousands of times).
 _BY_KEY: dict[str, Chip] = {_key(c.name): c for c in _CHIPS}
+_BY_DEVICE: dict[str, Chip] = {_device_key(k): _BY_NAME[v] for k, v in DEVICE_NAMES.items()}
 
 
 def chips() -> tuple[Chip, ...]:
-    """Every chip in the table, in table order (older and smaller first, TPUs last)."""
+    """Every chip in the table, in table order (NVIDIA older and smaller first, then AMD,
+    TPUs last)."""
     return _CHIPS
 
 
@@ -753,7 +1479,8 @@ def chip_names() -> tuple[str, ...]:
 
 
 def chip(name: str | Chip) -> Chip:
-    """Look a chip up by name or alias, case-insensitively (``"h100"`` → H100-SXM).
+    """Look a chip up by name, alias or driver device name, case-insensitively (``"h100"`` →
+    H100-SXM, ``"NVIDIA H100 NVL"`` → H100-NVL).
 
     A :class:`Chip` passes through unchanged, so every function taking a chip takes either.
     """
@@ -766,40 +1493,30 @@ def chip(name: str | Chip) -> Chip:
         return _BY_KEY[key]
     if key in _ALIASES:
         return _BY_NAME[_ALIASES[key]]
+    found = _BY_DEVICE.get(_device_key(name))
+    if found is not None:
+        return found
     raise KeyError(f"unknown chip {name!r}; known chips: {', '.join(_BY_NAME)}")
 
 
 def chip_from_device_name(device_name: str) -> Chip | None:
-    """Best match for a name like ``torch.cuda.get_device_name()`` gives, or ``None``.
+    """The row of a device name as ``torch.cuda.get_device_name()`` gives it, or ``None``.
 
-    ``"NVIDIA H100 80GB HBM3"`` → H100-SXM, ``"Tesla T4"`` → T4. Returns ``None`` rather than
-    guessing when nothing matches, so a measurement is never compared with the wrong roof.
+    ``"NVIDIA H100 80GB HBM3"`` → H100-SXM, ``"NVIDIA H100 NVL"`` → H100-NVL, ``"Tesla T4"`` →
+    T4. Only the exact names of :data:`DEVICE_NAMES` match (ignoring case and repeated
+    spaces); any other name — a card with no row, a MIG slice — gives ``None``, so a
+    measurement is never compared with a sibling's roof.
     """
     if not isinstance(device_name, str):
         raise TypeError(
             f"device_name={show(device_name)} must be a string such as "
             "torch.cuda.get_device_name() returns"
         )
-    text = device_name.lower()
-    patterns = (
-        ("h100 pcie", "H100-PCIe"),
-        ("h100", "H100-SXM"),
-        ("h200", "H200"),
-        ("b200", "B200"),
-        ("a100", "A100-80GB" if "80gb" in text.replace(" ", "") else "A100-40GB"),
-        ("a10g", "A10G"),
-        ("l4", "L4"),
-        ("v100", "V100"),
-        ("t4", "T4"),
-        ("4090", "RTX-4090"),
-    )
-    for pattern, canonical in patterns:
-        if re.search(rf"(^|[^a-z0-9]){re.escape(pattern)}($|[^a-z0-9])", text):
-            return _BY_NAME[canonical]
-    return None
+    return _BY_DEVICE.get(_device_key(device_name))
 
 
 __all__ = [
+    "DEVICE_NAMES",
     "MAX_REGISTERS_PER_THREAD",
     "MAX_THREADS_PER_BLOCK",
     "NETWORK_BANDWIDTH",

@@ -6,7 +6,10 @@ seconds. On-chip sizes (shared memory, L2) are binary, as the CUDA documentation
 to human units happens only when a number is printed, through the ``format_*`` helpers here.
 
 Precisions are plain strings. Each has a storage size in bytes per element; ``tf32`` is stored as
-a 32-bit float (the tensor core reads the top 19 bits) and ``fp4`` packs two values per byte.
+a 32-bit float (the tensor core reads the top 19 bits), ``fp6`` (E2M3/E3M2, as MXFP6 blocks use
+it) packs four values in three bytes, and ``fp4`` packs two values per byte. The storage sizes
+leave out block scales (one byte per 32 values for MXFP6/MXFP4, per 16 for NVFP4), which the
+cost models that use them add.
 """
 
 from __future__ import annotations
@@ -24,7 +27,17 @@ GB = 1e9
 TB = 1e12
 
 #: Every precision the course knows, widest first.
-PRECISIONS: tuple[str, ...] = ("fp64", "fp32", "tf32", "fp16", "bf16", "fp8", "int8", "fp4")
+PRECISIONS: tuple[str, ...] = (
+    "fp64",
+    "fp32",
+    "tf32",
+    "fp16",
+    "bf16",
+    "fp8",
+    "int8",
+    "fp6",
+    "fp4",
+)
 
 _BYTES_PER_ELEMENT: dict[str, float] = {
     "fp64": 8,
@@ -34,6 +47,7 @@ _BYTES_PER_ELEMENT: dict[str, float] = {
     "bf16": 2,
     "fp8": 1,
     "int8": 1,
+    "fp6": 0.75,
     "fp4": 0.5,
 }
 
@@ -53,7 +67,7 @@ def check_precision(precision: str, name: str = "precision") -> str:
 
 
 def bytes_per_element(precision: str) -> float:
-    """Storage size of one element of ``precision`` in bytes (``fp4`` → 0.5)."""
+    """Storage size of one element of ``precision`` in bytes (``fp6`` → 0.75, ``fp4`` → 0.5)."""
     return _BYTES_PER_ELEMENT[check_precision(precision)]
 
 

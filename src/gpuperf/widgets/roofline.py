@@ -20,7 +20,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from .. import cost, plots
-from ..hardware import chip, chips
+from ..hardware import chip
 from ..measurements import find, gemm_range
 from ..roofline import critical_batch_size, time_bounds
 from ..runtime import require
@@ -30,6 +30,7 @@ from ..vega import book_altair, book_figure
 from .live import Explorer, LiveFigure, _chip_value, _control_widget, _new_figure
 
 __all__ = [
+    "EXPLORER_CHIPS",
     "OPERATIONS",
     "hardware_explorer",
     "hardware_static",
@@ -71,8 +72,21 @@ def _status(sentence: str) -> str:
     return text
 
 
+#: The chips the explorers offer: the rows a reader compares, from the T4 to the 2026 parts whose
+#: choice changes the picture — GB200 (NVL72), B300 and GB300 (Blackwell Ultra: more fp4, far less
+#: int8 and fp64), AMD's MI300X and MI355X — and the TPUs. The table's other rows (PCIe and NVL
+#: variants, L40S, GH200, RTX 5090, MI325X) are there so a measurement finds its own roof
+#: (:func:`gpuperf.bench.this_gpu`); they add no new ridge to compare, and every row offered
+#: multiplies the data of the book's client-side twins.
+EXPLORER_CHIPS: tuple[str, ...] = (
+    "T4", "V100", "A10G", "L4", "A100-40GB", "A100-80GB", "H100-SXM", "H100-PCIe", "H200",
+    "B200", "GB200", "B300", "GB300", "RTX-4090", "MI300X", "MI355X", "TPU-v5e", "TPU-v5p",
+    "TPU-v6e",
+)  # fmt: skip
+
+
 def _chip_options(names: Sequence[str] | None = None) -> list[tuple[str, str]]:
-    selected = [chip(n) for n in names] if names else list(chips())
+    selected = [chip(n) for n in (names or EXPLORER_CHIPS)]
     return [(c.name, c.name) for c in selected]
 
 
@@ -114,10 +128,22 @@ class _HardwareView:
         arch = f", {the_chip.sm_count} SMs, {the_chip.sm_arch}" if the_chip.is_gpu else ""
         return (
             f"{the_chip.name} ({the_chip.architecture}{arch}) · {precision}: dense peak "
-            f"{format_flops(peak)}, {the_chip.memory_type} {format_bytes(the_chip.hbm_bytes)} at "
+            f"{format_flops(peak)}, {_memory_in_words(the_chip)} at "
             f"{format_bandwidth(the_chip.hbm_bandwidth)}. Ridge point {self.ridge:.3g} FLOP/byte: "
             f"an operation needs at least that many FLOPs per byte it moves to be compute-bound."
         )
+
+
+def _memory_in_words(the_chip: Any) -> str:
+    """'80 GB HBM3 (81,559 MiB as nvidia-smi reports it)': the box's figure and the device's."""
+    marketed = the_chip.hbm_marketed_bytes
+    box = f"{format_bytes(marketed)} {the_chip.memory_type}" if marketed else the_chip.memory_type
+    if the_chip.hbm_provenance.startswith("nvidia-smi"):
+        return f"{box} ({the_chip.hbm_mib:,.0f} MiB as nvidia-smi reports it)"
+    if marketed and the_chip.hbm_bytes != marketed:
+        listed = format_bytes(the_chip.hbm_bytes, binary=True)
+        return f"{box} ({listed} as the vendor's table lists it)"
+    return box
 
 
 def hardware_explorer(chip_name: str = "H100-SXM", precision: str = "bf16") -> Explorer:
@@ -214,7 +240,7 @@ class _MFUView:
 
 
 def _bf16_chip_options() -> list[tuple[str, str]]:
-    return [(c.name, c.name) for c in chips() if "bf16" in c.precisions]
+    return [(name, value) for name, value in _chip_options() if "bf16" in chip(value).precisions]
 
 
 def mfu_calculator(
@@ -335,7 +361,25 @@ class _RooflineView:
                 if critical != float("inf")
                 else " Never compute-bound at this width."
             )
+        elif op == "elementwise":
+            text += " " + _non_tensor_in_words(the_chip, precision, bounds.intensity)
         return text
+
+
+def _non_tensor_in_words(the_chip: Any, precision: str, intensity: float) -> str:
+    """An elementwise op runs on the CUDA cores, not the tensor cores drawn: their roof."""
+    if precision not in the_chip.vector_precisions:
+        return (
+            f"(ReLU runs on the CUDA cores, not the tensor cores drawn; the table has no sourced "
+            f"non-tensor {precision} rate for the {the_chip.name}.)"
+        )
+    peak = the_chip.peak_flops(precision, tensor_cores=False)
+    ridge = the_chip.ridge_point(precision, tensor_cores=False)
+    side = "memory-bound" if intensity < ridge else "compute-bound"
+    return (
+        f"(ReLU runs on the CUDA cores: their {precision} peak is {format_flops(peak)}, ridge "
+        f"{ridge:.3g} FLOP/byte, so it is {side} against that roof too.)"
+    )
 
 
 def roofline_explorer(
