@@ -603,7 +603,7 @@ def test_amd_rows_count_compute_units_not_sms():
 
 
 def _sm_calculators():
-    from gpuperf import asynchrony, inference, nccl, parallelism, tiling
+    from gpuperf import asynchrony, inference, parallelism, tiling, warpspec
 
     return [
         pytest.param(lambda c: tiling.waves(1000, c), id="tiling.waves"),
@@ -611,16 +611,8 @@ def _sm_calculators():
         pytest.param(lambda c: parallelism.peak_decomposition(c), id="peak_decomposition"),
         pytest.param(lambda c: parallelism.dram_latency(c), id="dram_latency"),
         pytest.param(lambda c: inference.split_kv(1, 8, 8, 4096, 128, c), id="split_kv"),
-        pytest.param(lambda c: nccl.ll_max_bus_bandwidth(c), id="nccl.ll_max_bus_bandwidth"),
-        pytest.param(
-            lambda c: asynchrony.tile_overlap(c, 128, 128, 64),
-            id="asynchrony.tile_overlap",
-            marks=pytest.mark.xfail(
-                raises=TypeError,
-                reason="divides by sm_count without a guard (crashes for TPUs too): a one-line "
-                "chip(...).require_sm_model(...) is requested in the hw helper's report",
-            ),
-        ),
+        pytest.param(lambda c: asynchrony.tile_overlap(c, 128, 128, 64, 4096), id="tile_overlap"),
+        pytest.param(lambda c: warpspec.softmax_pingpong(c, 128), id="softmax_pingpong"),
     ]
 
 
@@ -629,6 +621,16 @@ def _sm_calculators():
 def test_sm_calculators_refuse_a_row_without_sms_with_a_clear_error(calculator, name):
     with pytest.raises(ValueError, match=name):
         calculator(chip(name))
+
+
+def test_nccl_takes_blackwell_ultra_by_its_compute_capability_and_refuses_amd():
+    """NCCL's tuner row follows the compute capability, which B300/GB300 have (10.3) although
+    their rows have no SM model; an AMD part runs RCCL, not NCCL."""
+    from gpuperf import nccl
+
+    assert nccl.ll_max_bus_bandwidth(chip("B300")) == nccl.ll_max_bus_bandwidth(chip("B200"))
+    with pytest.raises(ValueError, match="MI300X"):
+        nccl.ll_max_bus_bandwidth(chip("MI300X"))
 
 
 # --- FP6/FP4 and the special-function table ----------------------------------------------------

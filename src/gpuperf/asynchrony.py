@@ -524,7 +524,7 @@ def tile_overlap(
     1/``reuse`` of the bytes and assumes L2 keeps up — an assumption, not a sourced number; 1
     (every panel from HBM) is the pessimistic default.
     """
-    the_chip = chip(chip_name)
+    the_chip = chip(chip_name).require_sm_model("a per-SM tile overlap")
     block_m = power_of_two("block_m", block_m, 16, 256)
     block_n = power_of_two("block_n", block_n, 16, 256)
     block_k = power_of_two("block_k", block_k, 16, 256)

@@ -782,7 +782,7 @@ _CHIPS: tuple[Chip, ...] = (
         **_smi(
             81559,
             "driver 550.54.15 (NCCL-1264, GPUBURN-114). CUDA's total: 81089 MiB (torch 2.7.0, "
-            "CUDA 12.8, STAS-NET)",
+            "CUDA 12.8, H100-MEMGAP)",
         ),
         hbm_bandwidth=3.35 * TB,
         l2_bytes=50 * MiB,
@@ -802,7 +802,7 @@ _CHIPS: tuple[Chip, ...] = (
             "PLAYBOOK",
             "NCCL-1264",
             "GPUBURN-114",
-            "STAS-NET",
+            "H100-MEMGAP",
         ),
         notes="SXM5; 132 of the full GH100's 144 SMs. Tensor peaks assume a 1.83 GHz clock, "
         "fp32/fp64 the 1.98 GHz boost. fp64 is the FP64 tensor core (34 TFLOP/s on CUDA cores, "

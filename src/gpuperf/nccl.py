@@ -160,7 +160,7 @@ MAX_NODES = 1 << 16
 def _generation(the_chip: Chip) -> str:
     """NCCL's compute-capability row: ≥ 10.0 Blackwell, ≥ 9.0 Hopper, ≥ 8.0 Ampere, else Volta."""
     cc = the_chip.compute_capability
-    if not the_chip.is_gpu or cc is None:
+    if the_chip.vendor != "NVIDIA" or cc is None:
         raise ValueError(
             f"chip_name={the_chip.name!r} has no CUDA compute capability "
             "(NCCL runs on NVIDIA GPUs)"

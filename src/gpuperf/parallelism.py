@@ -95,13 +95,7 @@ TENSOR_PRECISIONS: tuple[str, ...] = ("fp16", "bf16")
 
 
 def _gpu(chip_name: str | Chip) -> Chip:
-    the_chip = chip(chip_name)
-    if not the_chip.is_gpu:
-        raise ValueError(
-            f"chip_name={the_chip.name!r} is a TPU: SMs, clocks and warps are GPU quantities "
-            "(pick an NVIDIA GPU from gpuperf.chips())"
-        )
-    return the_chip
+    return chip(chip_name).require_sm_model("SMs, clocks and warps")
 
 
 def peak_flops_from_parts(sm_count: int, flop_per_clock_per_sm: float, clock_hz: float) -> float:

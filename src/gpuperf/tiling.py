@@ -86,12 +86,7 @@ def _ceil_div(a: int, b: int) -> int:
 
 
 def _gpu(chip: str | Chip, what: str) -> Chip:
-    found = hardware.chip(chip)
-    if not found.is_gpu:
-        raise ValueError(
-            f"{found.name} has no SMs: {what} is a GPU quantity (choose an NVIDIA chip)"
-        )
-    return found
+    return hardware.chip(chip).require_sm_model(what)
 
 
 def tile_count(m: int, n: int, block_m: int, block_n: int) -> int:

@@ -801,6 +801,7 @@ def softmax_pingpong(chip_name: str | Chip, head_dim: int, precision: str = "bf1
             f"chip_name={the_chip.name!r} has no sourced special-function rate; known: "
             f"{', '.join(SPECIAL_FUNCTION_OPS_PER_S)}"
         )
+    the_chip = the_chip.require_sm_model("per-SM matmul and exponential times")
     head_dim = positive_int("head_dim", head_dim, 1, 1024)
     precision = check_precision(precision)
     scores = 128 * 128
@@ -808,8 +809,8 @@ def softmax_pingpong(chip_name: str | Chip, head_dim: int, precision: str = "bf1
     return PingPong(
         chip_name=the_chip.name,
         head_dim=head_dim,
-        matmul_s=4 * head_dim * scores / the_chip.peak_flops(precision) * (the_chip.sm_count or 1),
-        exp_s=scores / rate * (the_chip.sm_count or 1),
+        matmul_s=4 * head_dim * scores / the_chip.peak_flops(precision) * the_chip.sm_count,
+        exp_s=scores / rate * the_chip.sm_count,
     )
 
 

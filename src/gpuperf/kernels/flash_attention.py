@@ -3,8 +3,9 @@
 What you learn: standard attention writes the (seq × seq) score and probability matrices to HBM;
 FlashAttention never does. A program holds a BLOCK_M block of queries, streams BLOCK_N blocks of
 keys and values through SRAM, and keeps an online softmax (running max ``m``, running sum ``l``,
-see :mod:`gpuperf.kernels.softmax`). HBM traffic drops from O(N²) to O(N·d) per head while FLOPs
-stay 4·N²·d forward (2·N²·d with a causal mask, which skips blocks above the diagonal) and
+see :mod:`gpuperf.kernels.softmax`). HBM traffic drops from Θ(Nd + N²) to Θ(N²d²/M) per head (M:
+SRAM in elements; FA1 Theorem 2) and the extra memory from O(N²) to O(N), while FLOPs stay 4·N²·d
+forward (2·N²·d with a causal mask, which skips blocks above the diagonal) and
 2.5× that backward (:func:`gpuperf.cost.attention`, :mod:`gpuperf.attention`).
 
 The backward pass does not store the probabilities either: it recomputes ``P = exp(S − L)`` from
