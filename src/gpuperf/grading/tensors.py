@@ -101,6 +101,14 @@ def _reference_array(name: str, value: Any) -> np.ndarray:
         raise ValueError(message) from None
 
 
+def _describe(value: Any) -> str:
+    """A tensor as its dtype, shape and device (its values would flood a message), else its
+    shortened repr."""
+    if _is_tensor(value):
+        return f"<{value.dtype} tensor of shape {tuple(value.shape)} on {value.device.type}>"
+    return show(value)
+
+
 def _shape_text(value: Any) -> str:
     shape = _shape_of(value)
     if shape is None:
@@ -426,8 +434,7 @@ def padded(tensor: torch.Tensor, pad: int, *, fill: float = float("nan")) -> tor
     """
     if not _is_tensor(tensor) or not tensor.is_floating_point() or tensor.device.type == "meta":
         raise ValueError(
-            f"tensor={show(tensor)} must be a floating-point torch tensor that holds values "
-            f"(not {_type_name(tensor)})"
+            f"tensor={_describe(tensor)} must be a floating-point torch tensor that holds values"
         )
     import torch
 
@@ -455,7 +462,7 @@ def check_padding(name: str, tensor: torch.Tensor) -> None:
     name = _name("name", name)
     padding = getattr(tensor, "_gpuperf_padding", None) if _is_tensor(tensor) else None
     if padding is None:
-        raise ValueError(f"tensor={show(tensor)} was not made by padded(): nothing to check")
+        raise ValueError(f"tensor={_describe(tensor)} was not made by padded(): nothing to check")
     import torch
 
     buffer, pad, fill = padding
