@@ -1,10 +1,12 @@
 """Helpers for the course notebooks: the Colab setup cell and showing package source.
 
-Every chapter and lab notebook opens with the same setup cell. It installs ``gpuperf`` from the
-course repository **only inside Google Colab** (a local reader already has it from
-``requirements.txt``) and once per runtime (a restarted session keeps what was installed, so
-running the cell again costs nothing), and on a page with Triton kernels also the Triton that
-Colab's CPU runtime lacks (:mod:`gpuperf.colab`). It never installs, pins or upgrades numpy,
+Every chapter and lab notebook opens with the same setup cell. It installs ``gpuperf`` **only
+inside Google Colab** (a local reader already has it from ``requirements.txt``) and once per
+runtime (a restarted session keeps what was installed, so running the cell again costs nothing),
+and on a page with Triton kernels also the Triton that Colab's CPU runtime lacks
+(:mod:`gpuperf.colab`). Which ``gpuperf`` follows from the course's version
+(:func:`gpuperf.release.pins`): a release's pages install exactly that release (PyPI, else its
+git tag), the tip's pages the tip of ``main``. It never installs, pins or upgrades numpy,
 torch, matplotlib or ipywidgets: Colab ships its own, and replacing them breaks the runtime (the
 d2l and QuantEcon courses learnt this the hard way). The canonical text of that cell lives here, in
 :func:`colab_setup_source`, and ``tests/test_notebooks.py`` checks every notebook against it, with
