@@ -331,6 +331,8 @@ SIGNED |= {"quantize_mx", "quantize_nvfp4", "block_quantize", "round_to_format",
 INFINITE_OK = {"critical_batch_size", "summation_bound", "error_bound"}
 #: Return their argument unchanged (``x = glue("x", compute())``): the result is the caller's.
 PASSTHROUGH = {"notebook.glue", "SavedTensors.output", "Control.values"}
+#: ... and so do the grading checks that hand a student's answer back once it is there.
+PASSTHROUGH |= {"grading.answers.answered", "grading.answers.answer"}
 #: Result fields documented to hold ``math.inf`` entries (the same γ_n, one per length).
 INFINITE_FIELDS = {"DotErrors.bound", "SummationErrors.bound"}
 #: Fields that are signed by definition (an unbiased exponent: 1 − bias < 0).
@@ -466,6 +468,8 @@ def _judge(
     except Exception as error:
         if _gpuperf_exception(error) and not unclear(error, shown, parameters):
             return Outcome(error=error)
+        if _verdict(error, kwargs, shown, must_refuse):
+            return Outcome(error=error)
         where = traceback.extract_tb(error.__traceback__)[-1]
         return Outcome(
             error=error,
@@ -481,6 +485,30 @@ def _judge(
     if why and not (name in INFINITE_OK and result == math.inf):
         return Outcome(result=result, problem=f"SILENT: insane result: {why}")
     return Outcome(result=result)
+
+
+#: Parameters of gpuperf.grading's checks that hold the student's answer. Any value there is a
+#: possible submission, and the check's right reply to a wrong one is a failed check.
+ANSWER_PARAMETERS = {"value", "actual", "lse", "fn", "condition"}
+
+
+def _verdict(
+    error: BaseException, kwargs: Mapping[str, Any], shown: Mapping[str, Any], must_refuse: bool
+) -> bool:
+    """A grading check's verdict on the answer, not a crash: a ``CheckError`` that names the
+    answer (the check's ``name`` in backticks, or ``check_true``'s own message), raised for a
+    value of an answer parameter or for an edge value (a reference of -1 makes the good answer
+    wrong). A refused value of the instructor's (``rtol="1"``) must still be a ValueError or
+    TypeError naming it."""
+    kind = type(error)
+    if kind.__name__ != "CheckError" or not kind.__module__.startswith("gpuperf.grading"):
+        return False
+    if must_refuse and not set(shown) <= ANSWER_PARAMETERS:
+        return False
+    text, name, message = str(error), kwargs.get("name"), kwargs.get("message")
+    return (isinstance(name, str) and f"`{name}" in text) or (
+        isinstance(message, str) and bool(message) and message in text
+    )
 
 
 def _short(value: Any) -> str:
@@ -709,22 +737,28 @@ GOOD_CALLS: dict[str, Callable[[], dict[str, Any]]] = {
     "vega.StaticExplorer.table": lambda: {"name": "extra", "compute": lambda: {"y": 1.0}},
     "widgets.live.LiveFigure": lambda: _live_figure(),
     # the grading engineer's modules (issue 22): answers a student could give
-    "grading.check_true": lambda: {"condition": True, "message": "holds"},
-    "grading.check_close": lambda: {"name": "t", "value": 1.0, "expected": 1.0},
-    "grading.check_choice": lambda: {"name": "bound", "value": "memory", "expected": "memory",
-                                     "choices": ["memory", "compute"]},
-    "grading.check_mapping": lambda: {"name": "m", "value": {"a": 1.0}, "expected": {"a": 1.0}},
-    "grading.check_tensor": lambda: {"name": "out", "actual": _randn(8), "expected": _randn(8)},
-    "grading.check_attention": lambda: {"name": "o", "actual": _randn(2, 4, 8),
-                                        "expected": _randn(2, 4, 8)},
-    "grading.padded": lambda: {"tensor": _randn(8), "pad": 2},
-    "grading.check_padding": lambda: {"name": "out",
+    "grading.checks.check_true": lambda: {"condition": True, "message": "holds"},
+    "grading.checks.check_close": lambda: {"name": "t", "value": 1.0, "expected": 1.0},
+    "grading.checks.check_choice": lambda: {"name": "bound", "value": "memory",
+                                            "expected": "memory",
+                                            "choices": ["memory", "compute"]},
+    "grading.checks.check_mapping": lambda: {"name": "m", "value": {"a": 1.0},
+                                             "expected": {"a": 1.0}},
+    "grading.tensors.check_tensor": lambda: {"name": "out", "actual": _randn(8),
+                                             "expected": _randn(8)},
+    "grading.tensors.check_attention": lambda: {"name": "o", "actual": _randn(2, 4, 8),
+                                                "expected": _randn(2, 4, 8)},
+    "grading.tensors.padded": lambda: {"tensor": _randn(8), "pad": 2},
+    "grading.tensors.check_padding": lambda: {"name": "out",
                                       "tensor": gpuperf.grading.padded(_randn(8), 2)},
-    "grading.answer": lambda: {"env": {"x": 1.0}, "name": "x"},
-    "grading.answered": lambda: {"name": "x", "value": 1.0},
-    "grading.call": lambda: {"name": "f", "fn": abs, "*args": (-1.0,)},
-    "grading.run_hidden": lambda: {"question": "q1", "env": {}},
-    "grading.lab_grader": lambda: {"lab": "lab1_rooflines", "questions": ["q1"]},
+    "grading.answers.answer": lambda: {"env": {"x": 1.0}, "name": "x"},
+    "grading.answers.answered": lambda: {"name": "x", "value": 1.0},
+    "grading.running.call": lambda: {"name": "f", "fn": abs, "*args": (-1.0,)},
+    "grading.hidden.run_hidden": lambda: {"question": "q1", "env": {}},
+    "grading.grader.lab_grader": lambda: {"lab": "lab1_rooflines", "questions": ["q1"]},
+    "release.parse_version": lambda: {"version": "2026.12.0"},
+    "release.Pins.colab_url": lambda: {"notebook": "chapters/02_roofline.ipynb"},
+    "release.Pins.tests_url": lambda: {"lab": "lab1_rooflines"},
     "classroom.canary.origin": lambda: {"function": abs},
     "classroom.canary.differences": lambda: {"expected": {"a": "1"}, "observed": {"a": "1"}},
     "classroom.wire.encode": lambda: {"value": [1.0, "x"]},
@@ -923,6 +957,7 @@ ACCEPTED: dict[tuple[str, str], tuple[tuple[Any, ...], str]] = {
                           ("format_bytes", "n_bytes"), ("format_seconds", "seconds"))
     },
     ("serving.PagedKV", "context_lens"): ((1,), "one sequence's length: a list of one"),
+    ("grading.tensors.padded", "fill"): ((NAN, INF, -INF), "the padding: NaN by default"),
     **{
         ("attention.OnlineSoftmaxStep", field): ((-INF,), "a fully masked block's max is -inf")
         for field in ("block_max", "max_before", "max_after")
@@ -931,9 +966,9 @@ ACCEPTED: dict[tuple[str, str], tuple[tuple[Any, ...], str]] = {
 #: The grading engineer's modules (issue 22): what a good call would start — a sandboxed
 #: notebook, a class's grading, a download, pip — gets refused values only.
 REFUSED_ONLY |= {
-    "grading.lab_grader": "builds otter's grader, installing it in Colab",
-    "grading.run_hidden": "runs a lab's hidden tests",
-    "grading.call": "runs a student's function under a time limit",
+    "grading.grader.lab_grader": "builds otter's grader, installing it in Colab",
+    "grading.hidden.run_hidden": "runs a lab's hidden tests",
+    "grading.running.call": "runs a student's function under a time limit",
     "classroom.main": "the class-grading command line",
     "classroom.grade.main": "the class-grading command line",
 }
@@ -946,15 +981,15 @@ NOT_CALLED: dict[str, str] = {
         f"classroom.runner.Runner.op_{op}": "runs a student's code inside the sandbox"
         for op in ("exec", "get", "call", "getattr", "getitem", "unary", "canary")
     },
-    "grading.install_otter_for_colab": "runs pip",
-    "grading.integrity_check": "checks the grading functions were not replaced (test_grading)",
+    "grading.grader.install_otter_for_colab": "runs pip",
+    "grading.integrity.integrity_check": "checks the checks were not replaced (test_grading)",
     "classroom.runner.main": "the sandbox's entry point: takes over stdin and stdout",
     "classroom.tester.main": "the grading process's entry point: takes over stdin and stdout",
     # runs a handout's statements in-process; template=1 makes nbformat open file descriptor 1
     # and close this process's stdout (reported to the grading engineer, issue 22)
     "classroom.tester.reference_namespace": "template=1 closes stdout (nbformat opens fd 1)",
     **{
-        f"grading.CellTimeLimit.{hook}": "an otter plugin hook: otter passes its own objects"
+        f"grading.plugin.CellTimeLimit.{hook}": "an otter plugin hook: otter passes its objects"
         for hook in (
             "before_execution",
             "during_assign",
@@ -995,22 +1030,6 @@ KNOWN_FAILURES: dict[str, str] = {
     "classroom.wire.dumps": "SILENT/UNCLEAR",
     "classroom.wire.encode": "SILENT/UNCLEAR",
     "classroom.wire.loads": "UNCLEAR",
-    "grading.CellTimeLimit.cell_source": "CRASH/SILENT/UNCLEAR",
-    "grading.answer": "UNCLEAR",
-    "grading.answered": "CRASH/SILENT",
-    "grading.call": "SILENT",
-    "grading.check_attention": "CRASH/SILENT/UNCLEAR",
-    "grading.check_choice": "CRASH/SILENT/UNCLEAR",
-    "grading.check_close": "CRASH/SILENT/UNCLEAR",
-    "grading.check_mapping": "CRASH/SILENT/UNCLEAR",
-    "grading.check_padding": "SILENT/UNCLEAR",
-    "grading.check_tensor": "CRASH/SILENT/UNCLEAR",
-    "grading.check_true": "CRASH/SILENT",
-    "grading.lab_grader": "SILENT",
-    "grading.padded": "CRASH/SILENT/UNCLEAR",
-    "grading.run_hidden": "CRASH",
-    "grading.safe_repr": "SILENT/UNCLEAR",
-    "grading.time_limit": "SILENT",
 }
 #: Optimisation variants that must refuse and accept the same bad tensors.
 VARIANTS: tuple[tuple[str, ...], ...] = (

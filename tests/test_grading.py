@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import math
+import sys
 import time
 
 import numpy as np
 import pytest
 
+import gpuperf
 from gpuperf import grading
 from gpuperf.grading import (
     CellTimeLimit,
@@ -21,6 +23,7 @@ from gpuperf.grading import (
     check_true,
     time_limit,
 )
+from gpuperf.grading import grader as lab_grading
 
 
 def test_check_error_is_an_assertion_error():
@@ -293,14 +296,21 @@ def test_fetch_tests_downloads_each_missing_file(tmp_path, monkeypatch):
         fetched.append(url)
         return Response(url)
 
-    monkeypatch.setattr(grading.urllib.request, "urlopen", urlopen)
+    monkeypatch.setattr(lab_grading.urllib.request, "urlopen", urlopen)
+    monkeypatch.setattr(gpuperf, "__version__", "2026.12.1.dev0")  # the tip of main
     (tmp_path / "tests").mkdir()
     (tmp_path / "tests" / "q2.py").write_text("kept")
-    grading._fetch_tests("lab1_rooflines", ["q1", "q2"], tmp_path / "tests")
+    lab_grading._fetch_tests("lab1_rooflines", ["q1", "q2"], tmp_path / "tests")
     assert fetched == [
         "https://github.com/gpuperf/gpuperf/raw/main/labs/lab1_rooflines/student/tests/q1.py"
     ]
     assert (tmp_path / "tests" / "q2.py").read_text() == "kept"
+    # a release's grader fetches the tests of its own tag, whatever main holds now
+    monkeypatch.setattr(gpuperf, "__version__", "2026.12.0")
+    lab_grading._fetch_tests("lab1_rooflines", ["q1"], tmp_path / "release")
+    assert fetched[-1] == (
+        "https://github.com/gpuperf/gpuperf/raw/v2026.12.0/labs/lab1_rooflines/student/tests/q1.py"
+    )
 
 
 def test_fetch_tests_from_a_local_folder(tmp_path, monkeypatch):
@@ -310,14 +320,14 @@ def test_fetch_tests_from_a_local_folder(tmp_path, monkeypatch):
     monkeypatch.setenv(
         grading.TESTS_URL_ENV, str(tmp_path / "labs" / "{lab}" / "student" / "tests")
     )
-    out = grading._fetch_tests("lab9_x", ["q1"], tmp_path / "fetched")
+    out = lab_grading._fetch_tests("lab9_x", ["q1"], tmp_path / "fetched")
     assert (out / "q1.py").read_text() == "OK_FORMAT = True\n"
 
 
 def test_colab_installs_otter_without_touching_ipywidgets(monkeypatch):
     ran = []
-    monkeypatch.setattr(grading.subprocess, "run", lambda cmd, check: ran.append(cmd))
-    commands = grading.install_otter_for_colab("python")
+    monkeypatch.setattr(lab_grading.subprocess, "run", lambda cmd, check: ran.append(cmd))
+    commands = grading.install_otter_for_colab(sys.executable)
     assert ran == commands and len(commands) == 2
     with_deps, no_deps = commands
     assert "--no-deps" not in with_deps and "-c" in with_deps
@@ -576,7 +586,9 @@ def test_infinity_is_right_only_where_the_reference_is_infinite():
         check_close("b", math.inf, -math.inf)
     with pytest.raises(CheckError, match="expected infinity"):
         check_close("b", -math.inf, math.inf)
-    with pytest.raises(ValueError, match="reference is NaN"):
+    with pytest.raises(
+        ValueError, match=r"expected=nan must be a real number \(±inf allowed, NaN not\)"
+    ):
         check_close("b", 1.0, math.nan)
 
 
@@ -652,3 +664,103 @@ def test_grading_never_imports_the_class_grader():
     )
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True)
     assert done.returncode == 0 and done.stdout.strip() == "[]", done.stdout + done.stderr
+
+
+# --- the instructor's arguments (issue 36): a clear error naming the argument and its range ----
+
+
+@pytest.mark.parametrize(
+    ("call_it", "error", "message"),
+    [
+        (lambda: check_close("x", 1.0, 10**400), ValueError, r"expected=1000.*beyond float"),
+        (lambda: check_close("x", 1.0, True), TypeError, r"expected=True must be a real"),
+        (lambda: check_close("x", 1.0, 1.0, rtol=-1e-3), ValueError, r"rtol=-0.001 .* ≤ 1"),
+        (lambda: check_close("x", 1.0, 1.0, rtol=2.0), ValueError, r"rtol=2.0 .* ≤ 1"),
+        (lambda: check_close("x", 1.0, 1.0, atol="1"), TypeError, r"atol='1' must be a finite"),
+        (lambda: check_close("x", 1.0, 1.0, unit=3), TypeError, r"unit=3 must be a string"),
+        (lambda: check_close("x", 1.0, 1.0, hints={0: "h"}), ValueError, r"hints\[0\].*> 0"),
+        (lambda: check_close("x", 1.0, 1.0, hints=[2.0]), TypeError, r"hints=\[2.0\] must be"),
+        (lambda: check_close(3, 1.0, 1.0), TypeError, r"name=3 must be a string"),
+        (lambda: check_close("", 1.0, 1.0), ValueError, r"name='' must be a non-empty"),
+        (lambda: check_tensor("x", [1.0], [1.0], atol="1"), TypeError, r"atol='1'"),
+        (lambda: check_tensor("x", [1.0], {}), ValueError, r"expected=\{\} must be a numpy"),
+        (lambda: check_tensor("x", [1.0], [1.0], block=2.5), ValueError, r"block=2.5"),
+        (lambda: check_tensor("x", [1.0], [1.0], block=2**40), ValueError, r"block=.*2\*\*31"),
+        (lambda: check_mapping("m", {}, []), TypeError, r"expected=\[\] must be a dict"),
+        (lambda: check_mapping("m", {}, {}), ValueError, r"expected=\{\} must hold at least"),
+        (lambda: check_mapping("m", {"a": 1}, {"a": math.nan}), ValueError, r"expected\['a'\]"),
+        (lambda: check_choice("c", "a", "z", ["a", "b"]), ValueError, r"expected='z' is not one"),
+        (lambda: check_choice("c", "a", "a", "ab"), TypeError, r"choices='ab' must be a list"),
+        (lambda: check_choice("c", "a", "a", []), ValueError, r"choices=\[\] must list between"),
+        (lambda: check_true(np.ones(3) > 0, "m"), TypeError, r"condition=.* single truth"),
+        (lambda: check_true(False, ""), ValueError, r"message='' must be a non-empty"),
+        (lambda: grading.safe_repr(1, limit=1.5), ValueError, r"limit=1.5 must be an integer"),
+        (lambda: grading.safe_repr(1, limit=0), ValueError, r"limit=0 must be an integer ≥ 1"),
+        (lambda: time_limit(0), ValueError, r"seconds=0 must be a finite number of seconds > 0"),
+        (lambda: time_limit(1e9), ValueError, r"seconds=1000000000.0 .* ≤ 604800"),
+        (lambda: time_limit(1, what=None), TypeError, r"what=None must be a string"),
+        (lambda: call("f", abs, seconds="5"), ValueError, r"seconds='5' must be"),
+        (lambda: grading.answer(["x"], "x"), TypeError, r"env=\['x'\] must be the notebook"),
+        (lambda: grading.run_hidden(1, {}), ValueError, r"question=1 must be a question"),
+        (lambda: grading.run_hidden("q1", None), TypeError, r"env=None must be the notebook"),
+        (lambda: grading.lab_grader("../x", ["q1"]), ValueError, r"lab='../x' must be a lab"),
+        (lambda: grading.lab_grader("lab1", "q1"), TypeError, r"questions='q1' must be a"),
+        (lambda: grading.lab_grader("lab1", ["q 1"]), ValueError, r"questions\[0\]='q 1'"),
+        (lambda: CellTimeLimit.cell_source(-1), ValueError, r"seconds=-1 must be"),
+        (lambda: CellTimeLimit("s.ipynb", ["meta"]), TypeError, r"submission_metadata="),
+        (lambda: grading.install_otter_for_colab(3), ValueError, r"python=3 must be the path"),
+    ],
+)
+def test_a_bad_argument_is_refused_naming_it(call_it, error, message):
+    with pytest.raises(error, match=message):
+        call_it()
+
+
+@pytest.mark.parametrize(
+    ("call_it", "error", "message"),
+    [
+        (lambda t: grading.padded(t, 2**64), ValueError, r"pad=18446744073709551616 .* 16777216"),
+        (lambda t: grading.padded(t, -1), ValueError, r"pad=-1 must be an integer ≥ 0"),
+        (lambda t: grading.padded(t, 2, fill=1e308), ValueError, r"fill=1e\+308 does not fit"),
+        (lambda t: grading.padded(t, 2, fill="0"), ValueError, r"fill='0' must be a real"),
+        (lambda t: grading.padded(t.int(), 2), ValueError, r"tensor=.* floating-point"),
+        (lambda t: grading.padded(t.to("meta"), 2), ValueError, r"tensor=.* holds values"),
+        (lambda t: grading.check_padding("x", t), ValueError, r"tensor=.* not made by padded"),
+        (lambda t: grading.check_attention("o", t, np.ones(3)), ValueError, r"expected has shape"),
+        (lambda t: grading.check_attention("o", t, t, block_m=0), ValueError, r"block_m=0"),
+        (lambda t: grading.check_attention("o", t, t, rows=""), ValueError, r"rows=''"),
+        (
+            lambda t: grading.check_attention("o", t, t, slips={"s": np.ones(2)}),
+            ValueError,
+            r"slips\['s'\] has shape",
+        ),
+        (
+            lambda t: grading.check_attention("o", t, t, lse_expected=np.ones(5)),
+            ValueError,
+            r"lse_expected has shape",
+        ),
+    ],
+)
+def test_a_bad_tensor_argument_is_refused_naming_it(call_it, error, message):
+    torch = pytest.importorskip("torch")
+    with pytest.raises(error, match=message):
+        call_it(torch.ones(2, 4, 8))
+
+
+def test_a_check_patched_where_it_is_defined_is_caught(monkeypatch):
+    """Labs import the checks from ``gpuperf.grading``; a check calls another from the module
+    that defines it. Patching it there is caught too (the canary records both places)."""
+    from gpuperf.grading import checks
+
+    grading.integrity_check()  # untouched: passes
+    monkeypatch.setattr(checks, "check_close", lambda *a, **k: None)
+    with pytest.raises(grading.IntegrityError, match=r"gpuperf\.grading\.checks\.check_close"):
+        grading.integrity_check()
+
+
+def test_every_public_name_is_still_importable_from_gpuperf_grading():
+    """The split kept the one namespace labs, hidden tests and the class grader import from."""
+    for name in grading.__all__:
+        assert getattr(grading, name) is not None, name
+    assert set(grading._CHECKS) <= set(grading.__all__)
+    assert grading.CellTimeLimit.IMPORTABLE_NAME == "gpuperf.grading.CellTimeLimit"

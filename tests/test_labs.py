@@ -8,14 +8,17 @@ tests) and ``autograder/`` (solutions, all tests and ``labN_<name>-autograder.zi
 
 * the committed ``student/`` and ``autograder/`` are exactly what ``otter assign`` makes from the
   master today (regenerate with ``python tests/test_labs.py --assign``);
-* under ``otter run`` (no Docker) the solutions score full marks and the untouched student
-  notebook scores zero;
+* Gradescope's entry point: ``otter run -a <lab>-autograder.zip`` (otter's own command line,
+  called in-process) grades the autograder's solution notebook at full marks and the untouched
+  student notebook at zero, in the environment the zip's ``environment.yml`` describes as far as
+  this machine allows (:func:`zip_environment` says what stands in for what);
 * every student notebook is valid Python cell by cell, as handed out (after IPython's magics);
 * the hidden checks live in each lab's ``hidden_tests.py`` (one ``qN(env)`` per question, each
   calling the integrity canary), the master's ``# HIDDEN`` cells only call ``run_hidden``, and
   a failed hidden case never echoes the hidden code into ``results.json``;
 * every autograder zip ships ``hidden_tests.py`` and installs what the tests import (``gpuperf``
-  with its kernels extra, torch from the CPU index) for Gradescope;
+  with its kernels extra at the release ``gpuperf.release.pins()`` names, torch from the CPU
+  index) for Gradescope;
 * every cell of an untouched student notebook runs without a traceback (the course's own print
   lines say "Not answered yet"), and lab 1's q6 hint describes the mistake it detects;
 * a deliberately wrong answer to a question loses exactly that question's points. Two notebooks
@@ -315,29 +318,29 @@ def wrong_notebook(lab_dir: Path, parity: int, target: Path) -> set[str]:
 def _start_grader(cell_limit_s: str) -> None:
     """Process-pool initializer: import otter once per worker (about 5 s each time)."""
     os.environ["GPUPERF_CELL_TIME_LIMIT_S"] = cell_limit_s
-    import otter.run  # noqa: F401
+    import otter.cli  # noqa: F401  (and with it otter.run)
 
 
 def otter_run(
     zip_path: Path, notebook: Path, out_dir: Path
 ) -> tuple[dict[str, tuple[float, float]], dict[str, str]]:
-    """Grade one notebook like ``otter run --no-logo -a zip -o out notebook``; return question →
-    (score, possible) and question → the feedback ``output``. Runs otter's ``run`` in this
-    process (a worker of :func:`graded`)."""
+    """Grade one notebook with ``otter run --no-logo -a zip -o out notebook`` — otter's own
+    command line (the ``otter`` script's ``cli``), called in this process (a worker of
+    :func:`graded`, which imported otter once) instead of a new interpreter per notebook; return
+    question → (score, possible) and question → the feedback ``output``."""
     import contextlib
     import io
 
-    from otter.run import main as otter_run_main
+    from otter.cli import cli
 
     out_dir.mkdir(parents=True, exist_ok=True)
     log = io.StringIO()
     cwd = os.getcwd()
     os.chdir(notebook.parent)
+    args = ["run", "--no-logo", "-a", str(zip_path), "-o", str(out_dir), str(notebook)]
     try:
         with contextlib.redirect_stdout(log), contextlib.redirect_stderr(log):
-            otter_run_main(
-                str(notebook), autograder=str(zip_path), output_dir=str(out_dir), no_logo=True
-            )
+            cli.main(args=args, prog_name="otter", standalone_mode=False)
     except Exception as error:  # reported by the test that reads the results
         log.write(f"\notter run raised {type(error).__name__}: {error}")
     finally:
@@ -661,16 +664,85 @@ def _raw_cells(notebook: Path) -> list[tuple[int, str]]:
 
 @pytest.mark.parametrize("lab_dir", lab_dirs(), ids=lambda p: p.name)
 def test_autograder_zip_installs_what_the_tests_need(lab_dir: Path) -> None:
-    import yaml
+    from gpuperf.release import pins
 
     with zipfile.ZipFile(lab_dir / "autograder" / f"{lab_dir.name}-autograder.zip") as zf:
         names = set(zf.namelist())
-        environment = yaml.safe_load(zf.read("environment.yml"))
     assert "files/hidden_tests.py" in names, "the zip must ship the hidden checks"
-    pip = next(d["pip"] for d in environment["dependencies"] if isinstance(d, dict))
+    pip = zip_environment(lab_dir)["pip"]
     assert any(p.startswith("otter-grader") for p in pip)
-    assert any(p.startswith("gpuperf[kernels] @ git+") for p in pip), pip
+    assert pins().autograder_requirement in pip, pip
     assert "torch" in pip and "--extra-index-url https://download.pytorch.org/whl/cpu" in pip
+
+
+def zip_environment(lab_dir: Path) -> dict[str, list[str]]:
+    """What a lab's autograder zip asks Gradescope to install: ``conda`` (environment.yml's
+    conda packages, Python among them) and ``pip`` (its pip list)."""
+    import yaml
+
+    with zipfile.ZipFile(lab_dir / "autograder" / f"{lab_dir.name}-autograder.zip") as zf:
+        environment = yaml.safe_load(zf.read("environment.yml"))
+        config = json.loads(zf.read("otter_config.json"))
+    conda = [d for d in environment["dependencies"] if isinstance(d, str)]
+    pip = next(d["pip"] for d in environment["dependencies"] if isinstance(d, dict))
+    return {"conda": conda, "pip": pip, "plugins": config.get("plugins", [])}
+
+
+def stand_ins(lab_dir: Path) -> dict[str, str]:
+    """Each thing the zip's environment asks for → what the grading above ran with instead
+    (``"same"`` when it is the same). Fails on a requirement it does not know how to stand in
+    for, or one the machine contradicts (another otter, another gpuperf version, no torch)."""
+    import importlib.metadata
+    import importlib.util
+
+    import gpuperf
+    from gpuperf.release import pins
+
+    environment, found = zip_environment(lab_dir), {}
+    here = f"{sys.version_info.major}.{sys.version_info.minor}"
+    for spec in environment["conda"]:
+        if spec.startswith("python="):
+            wanted = spec.split("=", 1)[1]
+            found[spec] = "same" if wanted == here else f"Python {here} (this venv)"
+        elif spec == "pip":
+            found[spec] = "same"
+        elif spec == "jupyter_server":  # conda-forge's; otter run needs only nbconvert's kernel
+            present = importlib.util.find_spec("jupyter_server") is not None
+            found[spec] = "same" if present else "not installed (otter run does not import it)"
+        else:
+            pytest.fail(f"{lab_dir.name}: no stand-in known for the conda package {spec!r}")
+    for spec in environment["pip"]:
+        if spec.startswith("otter-grader"):
+            version = importlib.metadata.version("otter-grader")
+            assert spec.endswith(f"=={version}"), f"the zip installs {spec}, this is {version}"
+            found[spec] = "same"
+        elif spec.startswith("--extra-index-url"):
+            found[spec] = "same (torch's CPU build)"
+        elif spec == "torch":
+            found[spec] = f"same: torch {importlib.metadata.version('torch')}"
+        elif spec == pins().autograder_requirement:
+            assert pins().version == gpuperf.__version__
+            found[spec] = f"this working tree's gpuperf {gpuperf.__version__} (with torch, triton)"
+        else:
+            pytest.fail(f"{lab_dir.name}: no stand-in known for the pip requirement {spec!r}")
+    for plugin in environment["plugins"]:
+        module, name = plugin.rsplit(".", 1)
+        assert getattr(importlib.import_module(module), name), plugin
+        found[f"plugin {plugin}"] = "same"
+    return found
+
+
+@pytest.mark.parametrize("lab_dir", lab_dirs(), ids=lambda p: p.name)
+def test_gradescope_environment_is_stood_in_for(lab_dir: Path) -> None:
+    """The zip's environment, requirement by requirement, against the one that grades it in
+    :func:`graded` (printed with ``-s``): otter-grader is the zip's version exactly, gpuperf the
+    working tree at the version the zip pins, torch the CPU build the zip asks for; Python and
+    conda's jupyter_server stand in where this machine differs (Python 3.11 for 3.13 here)."""
+    table = stand_ins(lab_dir)
+    print(f"\n{lab_dir.name}-autograder.zip, as graded here:")
+    for spec, what in table.items():
+        print(f"  {spec:60} {what}")
+    assert any(s.startswith("python=") for s in table), "environment.yml names no Python"
 
 
 if __name__ == "__main__":

@@ -15,7 +15,11 @@ from .cost import OpCost
 from .hardware import Chip, chip, chips
 from .units import PRECISIONS
 
-__version__ = "0.1.0"
+#: The course's one version (calendar versioning, PEP 440): a release is ``YEAR.MONTH.N`` and its
+#: git tag ``vYEAR.MONTH.N``; the tip of main carries the next release's number with ``.devN``.
+#: pyproject.toml reads it from here, and gpuperf.release derives from it what a class touches
+#: (setup cells, the labs' test downloads, the autograder zips, the Colab links).
+__version__ = "2026.12.0.dev0"
 
 _LAZY_MODULES = ("kernels", "inspect", "bench", "plots", "widgets", "scrub", "notebook", "runtime")
 

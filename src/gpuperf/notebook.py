@@ -1,10 +1,12 @@
 """Helpers for the course notebooks: the Colab setup cell and showing package source.
 
-Every chapter and lab notebook opens with the same setup cell. It installs ``gpuperf`` from the
-course repository **only inside Google Colab** (a local reader already has it from
-``requirements.txt``) and once per runtime (a restarted session keeps what was installed, so
-running the cell again costs nothing), and on a page with Triton kernels also the Triton that
-Colab's CPU runtime lacks (:mod:`gpuperf.colab`). It never installs, pins or upgrades numpy,
+Every chapter and lab notebook opens with the same setup cell. It installs ``gpuperf`` **only
+inside Google Colab** (a local reader already has it from ``requirements.txt``) and once per
+runtime (a restarted session keeps what was installed, so running the cell again costs nothing),
+and on a page with Triton kernels also the Triton that Colab's CPU runtime lacks
+(:mod:`gpuperf.colab`). Which ``gpuperf`` follows from the course's version
+(:func:`gpuperf.release.pins`): a release's pages install exactly that release (PyPI, else its
+git tag), the tip's pages the tip of ``main``. It never installs, pins or upgrades numpy,
 torch, matplotlib or ipywidgets: Colab ships its own, and replacing them breaks the runtime (the
 d2l and QuantEcon courses learnt this the hard way). The canonical text of that cell lives here, in
 :func:`colab_setup_source`, and ``tests/test_notebooks.py`` checks every notebook against it, with
@@ -27,6 +29,7 @@ from types import ModuleType
 from typing import Any
 
 from ._validate import file_path, flag, sequence, show
+from .release import pins
 
 __all__ = [
     "colab_setup_source",
@@ -41,14 +44,19 @@ __all__ = [
 _URL = re.compile(r"^https://[A-Za-z0-9.-]+(/[A-Za-z0-9._-]+)+$")
 
 
-def colab_setup_source(repository_url: str, *, triton: bool = False) -> str:
+def colab_setup_source(
+    repository_url: str, *, triton: bool = False, version: str | None = None
+) -> str:
     """The exact text of the first code cell of a notebook.
 
     ``repository_url`` is the book's ``repository.url`` (no trailing slash, no ``.git``), e.g.
     ``https://github.com/gpuperf/gpuperf``. ``triton`` is True for a page that runs Triton
     kernels or compiles them (:func:`needs_triton`): the cell then also installs the Triton that
     Colab's CPU runtime lacks (:func:`gpuperf.colab.install_triton`). Outside Colab the cell
-    installs nothing.
+    installs nothing. ``version`` is the course's version the page belongs to (``None``:
+    ``gpuperf.__version__``): a release's cell installs exactly that release (from PyPI, else
+    from its git tag), a development version's cell the tip of ``main``
+    (:func:`gpuperf.release.pins` derives both).
     """
     if not isinstance(repository_url, str):
         raise TypeError(f"repository_url={repository_url!r} must be a string")
@@ -60,7 +68,10 @@ def colab_setup_source(repository_url: str, *, triton: bool = False) -> str:
             f"repository_url={repository_url!r} must look like https://github.com/OWNER/REPO "
             "(no trailing slash, no .git)"
         )
+    release = pins(version, url)
     what = "gpuperf, and Triton for the kernels if missing" if triton else "gpuperf"
+    if release.is_release:
+        what = what.replace("gpuperf", f"gpuperf {release.version}", 1)
     lines = [
         f"# Colab only (≈ 10 s, once per runtime): installs {what}.",
         "# Nothing else: numpy, torch, matplotlib and ipywidgets stay as Colab ships them.",
@@ -68,12 +79,18 @@ def colab_setup_source(repository_url: str, *, triton: bool = False) -> str:
         "from importlib.metadata import distributions",
         "",
     ]
-    install = f'%pip install -q "gpuperf @ git+{url}"'
+    first, *fallbacks = release.setup_installs
+    install = [f'%pip install -q "{first}"']
+    for requirement in fallbacks:  # a release not on PyPI yet: its git tag
+        install += [
+            'if not any(distributions(name="gpuperf")):  # not on PyPI yet: the git tag',
+            f'    %pip install -q "{requirement}"',
+        ]
     if triton:
         lines += [
             'if "google.colab" in sys.modules:',
             '    if not any(distributions(name="gpuperf")):  # a restarted session keeps it',
-            f"        {install}",
+            *(f"        {line}" for line in install),
             "    from gpuperf.colab import install_triton",
             "",
             "    install_triton()  # the CPU runtime has none; the GPU runtime's is kept",
@@ -81,7 +98,7 @@ def colab_setup_source(repository_url: str, *, triton: bool = False) -> str:
     else:
         lines += [
             'if "google.colab" in sys.modules and not any(distributions(name="gpuperf")):',
-            f"    {install}",
+            *(f"    {line}" for line in install),
         ]
     lines += [
         "",
