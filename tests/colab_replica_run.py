@@ -138,12 +138,18 @@ def jobs(torch: bool = True) -> list[Job]:
 
 
 def local_setup_cell(source: str, repo_url: str) -> str:
-    """The setup cell with its ``git+`` URL pointed at the local copy, nothing else changed."""
+    """The setup cell with what it installs pointed at the local copy, nothing else changed:
+    each requirement :func:`gpuperf.release.pins` derives for the version (the ``git+`` URL of
+    ``main`` on a development version; PyPI, then the tag, on a release) becomes the copy's."""
+    from gpuperf.release import pins
+
     url = nbhelpers.repository_url_from_config(ROOT / "_config.yml")
-    line = f'%pip install -q "gpuperf @ git+{url}"'
-    if source.count(line) != 1:
-        raise ValueError(f"the setup cell has no line {line!r}")
-    return source.replace(line, f'%pip install -q "gpuperf @ git+{repo_url}"')
+    for requirement in pins(repository_url=url).setup_installs:
+        line = f'%pip install -q "{requirement}"'
+        if source.count(line) != 1:
+            raise ValueError(f"the setup cell has no line {line!r}")
+        source = source.replace(line, f'%pip install -q "gpuperf @ git+{repo_url}"')
+    return source
 
 
 def _is_grader_cell(source: str) -> bool:

@@ -18,6 +18,7 @@ import pytest
 from gpuperf import bench, cost, measurements
 from gpuperf.hardware import chip
 from gpuperf.runtime import has_cuda_gpu
+from gpuperf.units import format_seconds
 
 NUMBER_WITH_UNIT = re.compile(r"\d[\d.]*\s*(µs|ms|ns|s\b|GB/s|TB/s|FLOP/s|%)")
 no_gpu_only = pytest.mark.skipif(has_cuda_gpu(), reason="tests the machine without a GPU")
@@ -556,3 +557,23 @@ def test_the_instructor_guides_record_of_what_ran_matches_the_packaged_run():
     triton_version = ".".join(prov["triton"].split(".")[:2])
     assert f"torch {torch_version}, Triton {triton_version}" in text
     assert "no lab or chapter has been run on a T4" in text
+
+
+def test_report_names_the_roof_never_borrows_one_and_keeps_a_lower_bound_without_a_vector_rate():
+    """A "measure it" line: this GPU's own floor, no floor at all on a GPU the table lacks, and
+    the memory time alone (said in words) where non-matmul work has no sourced non-tensor
+    rate — never another chip's roof, never the tensor-core peak for a ReLU."""
+    op = cost.elementwise(2**26, "fp16")
+    h100 = bench.resolve_gpu("NVIDIA H100 80GB HBM3", (9, 0))
+    line = h100.report("relu fp16", op, "fp16", 1e-3, tensor_cores=False)
+    assert "H100-SXM datasheet, non-tensor fp16 peak" in line
+    unknown = bench.resolve_gpu("NVIDIA Imaginary X1", (9, 0))
+    line = unknown.report("relu fp16", op, "fp16", 1e-3)
+    assert "no datasheet roof" in line and "floor" not in line
+    t4 = bench.resolve_gpu("Tesla T4", (7, 5))
+    line = t4.report("relu fp16", op, "fp16", 1e-3, tensor_cores=False)
+    assert "HBM bandwidth only" in line and "math is left out" in line
+    expected = op.bytes / chip("T4").hbm_bandwidth
+    assert f"floor {format_seconds(expected)}" in line
+    with pytest.raises(ValueError, match="bf16"):
+        t4.report("relu bf16", op, "bf16", 1e-3, tensor_cores=False)  # the T4 has no bf16

@@ -101,7 +101,7 @@ def test_workflows_pass_actionlint(tmp_path):
             pytest.fail(f"{reason} (required when CI=true)", pytrace=False)
         pytest.skip(reason)
     workflows = sorted(WORKFLOWS.glob("*.yml"))
-    assert {w.name for w in workflows} >= {"ci.yml", "book.yml"}
+    assert {w.name for w in workflows} >= {"ci.yml", "book.yml", "release.yml"}
     bad = tmp_path / "bad.yml"
     bad.write_text(
         "on: push\njobs:\n  t:\n    runs-on: ubuntu-latest\n    steps:\n"

@@ -613,6 +613,41 @@ class ThisGPU:
             return None
         return chip_floor(op, self.chip, precision, tensor_cores)
 
+    def report(
+        self, name: str, op: OpCost, precision: str, measured_s: float, tensor_cores: bool = True
+    ) -> str:
+        """One line for a "measure it" cell: the measurement against this GPU's own floor.
+
+        On a GPU the table lacks, the line gives the time and the achieved rate and says no
+        datasheet roof is used. Work placed against the non-tensor roof (``tensor_cores=False``)
+        on a chip with no sourced non-tensor rate at ``precision`` is compared with its memory
+        time alone — still a lower bound, and the line says the math is left out.
+        """
+        name_string("name", name)
+        instance("op", op, OpCost)
+        measured_s = positive_float("measured_s", measured_s)
+        if self.chip is None:
+            achieved = format_bandwidth(op.bytes / measured_s)
+            return (
+                f"{name}: measured {format_seconds(measured_s)} ({achieved}); no datasheet roof "
+                f"for {self.device_name or 'this machine'} in gpuperf's chip table"
+            )
+        try:
+            floor = chip_floor(op, self.chip, precision, tensor_cores)
+        except ValueError:
+            if tensor_cores or precision not in self.chip.precisions:
+                raise
+            t_memory = op.bytes / self.chip.hbm_bandwidth
+            floor = Floor(
+                t_memory,
+                "HBM",
+                0.0,
+                t_memory,
+                f"{self.chip.name} datasheet HBM bandwidth only (no sourced non-tensor "
+                f"{precision} rate: the math is left out of this lower bound)",
+            )
+        return Measurement(name, op, floor, measured_s).format()
+
     def __str__(self) -> str:
         return self.message
 
