@@ -88,6 +88,17 @@ def host_limits(share: Share, name: str):
         box.remove_class_groups(where)
 
 
+def _left_below(host: Box) -> list[str]:
+    """The cgroups the command left under ``host``, and any process still in one."""
+    left = []
+    for folder in host.paths():
+        for procs in Path(folder).rglob("cgroup.procs"):
+            if procs.parent != Path(folder):
+                left.append(str(procs.parent))
+            left += procs.read_text().split()
+    return left
+
+
 # ------------------------------------------------------------------------------ building
 
 
@@ -203,12 +214,12 @@ def hostile_class(tmp_path_factory):
                 command, capture_output=True, timeout=COMMAND_TIMEOUT_S, cwd=work,
                 preexec_fn=None if host is None else host.join,
             )  # fmt: skip
-            left = [] if host is None else host.pids()
+            left = [] if host is None else _left_below(host)
     finally:
         remove_tree(submissions / "archive")  # 1200 levels: too deep for shutil's rmtree
     console = done.stdout.decode("utf-8", "backslashreplace")
     assert done.returncode == 0, console + done.stderr.decode(errors="replace")[-3000:]
-    assert not left, f"processes outlived the command: {left}"
+    assert not left, f"processes or cgroups outlived the command: {left}"
     rows = {row["submission"]: row for row in read_rows(out / LAB / "grades.csv")}
     return rows, out / LAB, entries, console, with_box
 
@@ -432,11 +443,12 @@ def non_root_class():
                 command, capture_output=True, timeout=COMMAND_TIMEOUT_S, cwd=str(home), env=env,
                 preexec_fn=None if host is None else host.join, **identity,
             )  # fmt: skip
+            left_behind = [] if host is None else _left_below(host)
         console = done.stdout.decode("utf-8", "backslashreplace")
         assert done.returncode == 0, console + done.stderr.decode(errors="replace")[-3000:]
         after = (stat.S_IMODE(secret.stat().st_mode), secret.read_text())
         rows = {r["student"]: r for r in read_rows(disk / "out" / LAB / "grades.csv")}
-        left = sorted(p.name for p in disk.iterdir())
+        left = sorted(p.name for p in disk.iterdir()) + left_behind
         print(f"the non-root instructor: {who}")
         yield rows, disk / "out" / LAB, before, after, console, left, host is not None
     finally:
@@ -454,7 +466,7 @@ def test_the_link_trap_never_reaches_the_instructors_file(non_root_class) -> Non
 
 def test_a_killed_grader_leaves_no_scratch_and_costs_no_classmate(non_root_class) -> None:
     rows, _, _, _, console, left, delegated = non_root_class
-    assert left == ["out"], f"scratch left on the disk: {left}"
+    assert left == ["out"], f"scratch, cgroups or processes left behind: {left}"
     assert rows["honest"]["status"] == "GRADED" and rows["honest"]["total"] == "6", rows
     killed = rows["fill_and_kill"]
     assert killed["status"] == "UNGRADED" and "no results" in killed["reason"], killed

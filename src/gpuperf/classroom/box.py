@@ -235,8 +235,8 @@ class Box:
 
     def __init__(self, folders: dict[str, str], version: int) -> None:
         self.folders = mapping("folders", folders, _folder)
-        if not self.folders:
-            raise ValueError("folders={} must name at least the memory and pids groups")
+        if not {"memory", "pids"} <= set(self.folders):
+            raise ValueError(f"folders={show(folders)} must name the memory and pids groups")
         self.version = positive_int("version", version, 1, 2)
         # cgroup.procs files as bytes, opened between fork and exec (nothing else may run there)
         self._procs = [os.fsencode(os.path.join(f, "cgroup.procs")) for f in self.paths()]
@@ -253,18 +253,19 @@ class Box:
             raise ValueError(f"name={show(name)} must be a plain folder name")
         if not isinstance(share, Share):
             raise TypeError(f"share={show(share)} must be a Share")
-        folders = {}
-        for controller, parent in where.parents:
-            group = _class_group(Path(parent), where.version)
-            folder = group / name
-            with contextlib.suppress(FileExistsError):
-                folder.mkdir()
-            folders[controller] = str(folder)
-        box = cls(folders, where.version)
+        folders: dict[str, str] = {}
         try:
+            for controller, parent in where.parents:
+                folder = _class_group(Path(parent), where.version) / name
+                if str(folder) not in folders.values():
+                    folder.mkdir()  # a name taken (a control file, another box) is an error
+                folders[controller] = str(folder)
+            box = cls(folders, where.version)
             box._limit(share)
         except OSError:
-            box.remove()
+            for folder in set(folders.values()):
+                with contextlib.suppress(OSError):
+                    os.rmdir(folder)
             raise
         return box
 

@@ -142,7 +142,8 @@ def grade_one(
     box = None
     if where is not None:
         try:
-            box = Box.create(where, submission.student, settings.share())
+            # "box-" first: a row named like a control file ("cgroup.procs") cannot take its place
+            box = Box.create(where, f"box-{submission.student}", settings.share())
         except OSError as error:
             notes.append(f"no cgroup for this submission ({error.strerror}): per-process limits")
     scratch = None if scratch_root is None else scratch_root / submission.student

@@ -56,6 +56,7 @@ from pathlib import Path
 
 from .._validate import choice, file_path, instance, optional, positive_int
 from .box import Box
+from .trees import remove_tree
 
 #: Where the scratch directory appears inside the bwrap sandbox.
 SANDBOX_HOME = "/home/student"
@@ -255,8 +256,15 @@ def runner_process(
             raise ValueError("scratch=None: the fallback sandbox needs a private folder as home")
         scratch.mkdir(parents=True, exist_ok=True)
         package = scratch.parent / f"{scratch.name}-gpuperf"
-        if not package.exists():
-            shutil.copytree(package_root() / "gpuperf", package / "gpuperf")
+        if not package.exists():  # copied whole or not at all (a full disk stops a copy)
+            partial = scratch.parent / f".{scratch.name}-gpuperf.partial"
+            try:
+                remove_tree(partial)
+                shutil.copytree(package_root() / "gpuperf", partial / "gpuperf")
+                partial.rename(package)
+            except OSError:
+                remove_tree(partial)
+                raise
         env_outside = _environment(str(scratch), package)
         command = [sys.executable, "-s", *runner]
         where = str(scratch)

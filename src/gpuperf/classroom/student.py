@@ -88,6 +88,8 @@ def _student_error(error: Any) -> str:
     return f"{kind}: {quoted(message, 200)}" if message else kind
 
 
+#: Tries to start a sandbox, and seconds to wait before the second (then twice that).
+START_ATTEMPTS, START_RETRY_S = 3, 3.0
 #: Notes kept about the cells of one notebook (the rest are counted).
 MAX_NOTES = 50
 #: Bytes of the notebook's printed output kept for ``output.log`` (the rest is counted).
@@ -181,6 +183,21 @@ class Notebook:
         return self.deadline - time.monotonic()
 
     def _start(self) -> None:
+        """A fresh sandbox, tried again a few times if it does not start (a disk filled for a
+        moment by a classmate in the fallback sandbox, a machine out of processes): what stops
+        a start is never this notebook's doing, since none of its cells has run yet."""
+        for attempt in range(START_ATTEMPTS):
+            try:
+                self._start_once()
+                return
+            except (NotebookDiedError, OSError) as error:
+                wait = START_RETRY_S * (attempt + 1)
+                if attempt + 1 == START_ATTEMPTS or self.remaining() <= wait + 1:
+                    raise NotebookDiedError(str(error)) from None
+                self.log(f"the sandbox did not start ({error}); trying again in {wait:g} s")
+                time.sleep(wait)
+
+    def _start_once(self) -> None:
         if self.remaining() <= 0:
             raise NotebookDiedError("the time limit for this submission was reached")
         self.buffer = b""
