@@ -336,8 +336,11 @@ def test_exhaustion_stays_in_its_box(hostile_class) -> None:
     assert "a time-out, not tampering" in hog["notes"], hog
     if sandbox.mechanism() == "bwrap":
         printed = (out / _row(hostile_class, "disk_fill")["student"] / "output.log").read_text()
-        sizes = printed.split("filled (MiB):")[1].split("\n")[0]
-        assert sizes.count(SHARE["--disk"]) == 2 or "12" in sizes, printed  # each tmpfs full
+        sizes = json.loads(printed.split("filled (MiB):")[1].split("\n")[0])
+        disk = int(SHARE["--disk"])
+        assert all(disk - 2 <= size <= disk for size in sizes.values()), sizes  # each tmpfs full
+        peak = _results(hostile_class, "disk_fill")["box"]["memory_peak_mb"]
+        assert peak is None or peak >= 2 * disk - 4, peak  # its files count in its memory
 
 
 # ------------------------------------------------------------------------------ as a non-root user

@@ -150,7 +150,7 @@ print("forked three children of 400 MB")
 
 # disk: fill home and /tmp until the file system refuses (tmpfs, charged to the box's memory)
 DISK_FILL = """
-import os
+import json, os
 _sizes = {}
 for _folder in (os.path.expanduser("~"), "/tmp"):
     _written = 0
@@ -162,7 +162,7 @@ for _folder in (os.path.expanduser("~"), "/tmp"):
     except OSError as _error:
         pass
     _sizes[_folder] = _written // 2**20
-print("filled (MiB):", _sizes)
+print("filled (MiB):", json.dumps(_sizes))
 """
 
 # processes: start sleeping children until refused (at most 2000: a bound of its own)

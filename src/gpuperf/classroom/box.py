@@ -333,6 +333,12 @@ class Box:
         text = _read(Path(folder) / "cpuacct.usage").strip() if folder else ""
         return int(text) / 1e9 if text.isdigit() else 0.0
 
+    def memory_peak_mb(self) -> float | None:
+        """The most memory the box has held at once, tmpfs files included (None if unknown)."""
+        name = "memory.peak" if self.version == 2 else "memory.max_usage_in_bytes"
+        text = _read(Path(self.folders["memory"]) / name).strip()
+        return int(text) / 2**20 if text.isdigit() else None
+
     def oom_kills(self) -> int:
         """How many processes of the box the kernel killed for want of memory so far."""
         name = "memory.events" if self.version == 2 else "memory.oom_control"

@@ -480,7 +480,8 @@ class Grader:
             self.result["notes"].append("the time limit was reached while grading")
         if self.box is not None:
             kills = self.box.oom_kills()
-            self.result["box"] = {"cpu_s": round(self.box.cpu_seconds(), 3), "oom_kills": kills}
+            self.result["box"] = {"cpu_s": round(self.box.cpu_seconds(), 3), "oom_kills": kills,
+                                  "memory_peak_mb": self.box.memory_peak_mb()}  # fmt: skip
             if kills:
                 self.result["notes"].append(
                     f"the kernel stopped {kills} of the notebook's processes for want of memory "
