@@ -242,11 +242,14 @@ def _write_folder(target: Path, report: dict) -> None:
     """The submission's files, from its grading process's report (text already escaped)."""
     target.mkdir(parents=True, exist_ok=True)
     (target / "results.json").write_text(json.dumps(report["results"], indent=1))
-    (target / "feedback.txt").write_text(str(report.get("feedback", "")), errors="replace")
-    (target / "grading.log").write_text(str(report.get("log", "")), errors="replace")
-    output = str(report.get("output", ""))
-    if output:
-        (target / "output.log").write_text(output, errors="replace")
+    for name, key in (
+        ("feedback.txt", "feedback"),
+        ("grading.log", "log"),
+        ("output.log", "output"),
+    ):
+        text = str(report.get(key, ""))
+        if text or name != "output.log":
+            (target / name).write_text(text, encoding="utf-8", errors="backslashreplace")
 
 
 #: Text columns of ``grades.csv`` (the others are numbers the grader formats itself).
@@ -459,9 +462,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         settings = Settings(args.timeout, cell_timeout, args.memory, args.disk, args.processes,
                             args.cpus)  # fmt: skip
-    except ValueError as error:
-        cli.error(str(error).replace("cell_timeout_s", "--cell-timeout").replace(
-            "timeout_s", "--timeout"))  # fmt: skip
+    except ValueError as error:  # named as on the command line
+        message = str(error)
+        for field, option in (("cell_timeout_s", "--cell-timeout"), ("timeout_s", "--timeout"),
+                              ("memory_mb", "--memory"), ("disk_mb", "--disk"),
+                              ("processes", "--processes"), ("cpus", "--cpus")):  # fmt: skip
+            message = message.replace(f"{field}=", f"{option}=")
+        cli.error(message)
     questions = list(load_tests(tests_dir))
     try:
         submissions = find_submissions(args.submissions, lab)
