@@ -759,33 +759,6 @@ GOOD_CALLS: dict[str, Callable[[], dict[str, Any]]] = {
     "release.parse_version": lambda: {"version": "2026.12.0"},
     "release.Pins.colab_url": lambda: {"notebook": "chapters/02_roofline.ipynb"},
     "release.Pins.tests_url": lambda: {"lab": "lab1_rooflines"},
-    "classroom.canary.origin": lambda: {"function": abs},
-    "classroom.canary.differences": lambda: {"expected": {"a": "1"}, "observed": {"a": "1"}},
-    "classroom.wire.encode": lambda: {"value": [1.0, "x"]},
-    "classroom.wire.decode": lambda: {"data": gpuperf.classroom.wire.encode([1.0, "x"])},
-    "classroom.wire.dumps": lambda: {"message": {"op": "get", "name": "x"}},
-    "classroom.wire.loads": lambda: {"line": b'{"op": "get", "name": "x"}\n'},
-    "classroom.wire.Handle": lambda: {"id": 1, "type_name": "float", "is_callable": False},
-    "classroom.submissions.find_submissions": lambda: {"folder": _tmp_dir(),
-                                                       "lab": "lab1_rooflines"},
-    "classroom.submissions.read_submission": lambda: {"path": _notebook_file()},
-    "classroom.submissions.code_digest": lambda: {"cells": ["x = 1", "print(x)"]},
-    "classroom.submissions.row_names": lambda: {"stems": ["ada", "x y"],
-                                                "entries": ["ada.ipynb", "x y.ipynb"]},
-    "classroom.grade.flag_identical": lambda: {
-        "rows": [{"student": "ada"}, {"student": "bob"}, {"student": "cy"}],
-        "digests": ["a1", "a1", None], "handout": "h0"},
-    "classroom.grade.spreadsheet_safe": lambda: {"text": "=1+1"},
-    "classroom.student.OutputLog.follow": lambda: {"stream": _finished_pipe(), "heading": b">"},
-    "classroom.grade.write_csv": lambda: {"path": _tmp_dir() / "grades.csv",
-                                          "questions": ["q1"], "rows": []},
-    "classroom.submissions.Submission": lambda: {"student": "ada", "entry": "ada.ipynb",
-                                                 "notebook": None},
-    "classroom.tester.load_tests": lambda: {"tests_dir": _tmp_dir()},
-    "classroom.tester.reference_namespace": lambda: {
-        "template": ROOT / "labs" / "lab1_rooflines" / "lab1_rooflines.ipynb"},
-    "classroom.tester.run_case": lambda: {"name": "q1", "code": ">>> 1 + 1\n2\n", "globs": {}},
-    "classroom.tester.Case": lambda: {"code": ">>> 1\n1\n", "hidden": False, "points": 1.0},
     "widgets.live.Explorer": lambda: _explorer_parts(),
     "widgets.live.Explorer.for_view": lambda: {
         "view": types.SimpleNamespace(update=lambda n: f"n = {n}", **_live_figure()),
@@ -969,25 +942,12 @@ REFUSED_ONLY |= {
     "grading.grader.lab_grader": "builds otter's grader, installing it in Colab",
     "grading.hidden.run_hidden": "runs a lab's hidden tests",
     "grading.running.call": "runs a student's function under a time limit",
-    "classroom.main": "the class-grading command line",
-    "classroom.grade.main": "the class-grading command line",
 }
 #: Not called at all, with the reason.
 NOT_CALLED: dict[str, str] = {
     "runtime.configure_triton": "sets TRITON_INTERPRET for the whole process",
-    "classroom.runner.Runner.serve": "reads requests until its pipe closes",
-    "classroom.sandbox.Limits.apply": "sets this process's rlimits (memory, CPU time)",
-    **{
-        f"classroom.runner.Runner.op_{op}": "runs a student's code inside the sandbox"
-        for op in ("exec", "get", "call", "getattr", "getitem", "unary", "canary")
-    },
     "grading.grader.install_otter_for_colab": "runs pip",
     "grading.integrity.integrity_check": "checks the checks were not replaced (test_grading)",
-    "classroom.runner.main": "the sandbox's entry point: takes over stdin and stdout",
-    "classroom.tester.main": "the grading process's entry point: takes over stdin and stdout",
-    # runs a handout's statements in-process; template=1 makes nbformat open file descriptor 1
-    # and close this process's stdout (reported to the grading engineer, issue 22)
-    "classroom.tester.reference_namespace": "template=1 closes stdout (nbformat opens fd 1)",
     **{
         f"grading.plugin.CellTimeLimit.{hook}": "an otter plugin hook: otter passes its objects"
         for hook in (
@@ -998,15 +958,6 @@ NOT_CALLED: dict[str, str] = {
             "after_grading",
         )
     },
-    "classroom.tester.Grader": "grades a submission in a sandbox (tests/test_classroom.py)",
-    "classroom.tester.AnswerNamespace": "fetches answers from a running sandbox",
-    "classroom.student.Notebook": "starts a sandboxed notebook process",
-    "classroom.student.Remote": "a handle on an object in a running sandbox",
-    "classroom.student.RemoteFunction": "a handle on a function in a running sandbox",
-    "classroom.sandbox.runner_process": "starts a sandboxed process",
-    "classroom.sandbox.kill": "kills a process group",
-    "classroom.runner.Runner.decode": "resolves handles of a running sandbox",
-    "classroom.grade.grade_one": "grades a submission in a sandbox",
 }
 #: Failures in the grading engineer's modules (issue 22: grading.py and classroom/ are being
 #: reworked there), found by this sweep on 2026-11-26 and left to that work: the kinds of
@@ -1015,22 +966,134 @@ NOT_CALLED: dict[str, str] = {
 #: CheckError that names the student's answer (`t`) rather than the argument: that is the
 #: grader's message by design, and the grading work decides whether the contract differs there.
 KNOWN_FAILURES: dict[str, str] = {
-    "classroom.canary.differences": "CRASH/SILENT",
-    "classroom.canary.fingerprint": "SILENT",
-    "classroom.grade.main": "UNCLEAR",
-    "classroom.grade.write_csv": "CRASH/SILENT/UNCLEAR",
-    "classroom.main": "UNCLEAR",
-    "classroom.runner.Runner.encode": "SILENT",
-    "classroom.sandbox.Limits": "SILENT",
-    "classroom.tester.Case": "SILENT",
-    "classroom.tester.load_tests": "CRASH",
-    "classroom.tester.run_case": "CRASH/SILENT/UNCLEAR",
-    "classroom.wire.Handle": "SILENT",
-    "classroom.wire.decode": "SILENT/UNCLEAR",
-    "classroom.wire.dumps": "SILENT/UNCLEAR",
-    "classroom.wire.encode": "SILENT/UNCLEAR",
-    "classroom.wire.loads": "UNCLEAR",
 }
+
+# --- the class grader (gpuperf.classroom, issue 39) ---------------------------------------------
+# Every public entry point of the class grader is swept like the calculators. What would start a
+# sandbox, a grading process or a class, make cgroups or move this process is refused-only: its
+# bad arguments must be refused before any of that starts.
+
+import io  # noqa: E402
+import os  # noqa: E402
+
+_NOWHERE = {"memory": "/nonexistent/gpuperf-memory", "pids": "/nonexistent/gpuperf-pids"}
+
+
+def _notebook_handle() -> Any:
+    """A sandboxed notebook's handle, not started (nothing runs until it is asked something)."""
+    from gpuperf.classroom.sandbox import Limits
+    from gpuperf.classroom.student import Notebook
+
+    return Notebook(None, Limits(), deadline=1e9, cell_limit_s=10.0, kind="bwrap")
+
+
+GOOD_CALLS |= {
+    "classroom.canary.origin": lambda: {"function": abs},
+    "classroom.canary.differences": lambda: {"expected": {"a": "1"}, "observed": {"a": "1"}},
+    "classroom.wire.encode": lambda: {"value": [1.0, "x"]},
+    "classroom.wire.decode": lambda: {"data": gpuperf.classroom.wire.encode([1.0, "x"])},
+    "classroom.wire.dumps": lambda: {"message": {"op": "get", "name": "x"}},
+    "classroom.wire.loads": lambda: {"line": b'{"op": "get", "name": "x"}\n'},
+    "classroom.wire.Handle": lambda: {"id": 1, "type_name": "float", "is_callable": False},
+    "classroom.submissions.find_submissions": lambda: {"folder": _tmp_dir(),
+                                                       "lab": "lab1_rooflines"},
+    "classroom.submissions.read_submission": lambda: {"path": _notebook_file()},
+    "classroom.submissions.code_digest": lambda: {"cells": ["x = 1", "print(x)"]},
+    "classroom.submissions.row_names": lambda: {"stems": ["ada", "x y"],
+                                                "entries": ["ada.ipynb", "x y.ipynb"]},
+    "classroom.submissions.Submission": lambda: {"student": "ada", "entry": "ada.ipynb",
+                                                 "notebook": None},
+    "classroom.submissions.SubmittedNotebook": lambda: {"assignment": "lab1_rooflines",
+                                                        "code_cells": ("x = 1",)},
+    "classroom.grade.flag_identical": lambda: {
+        "rows": [{"student": "ada"}, {"student": "bob"}, {"student": "cy"}],
+        "digests": ["a1", "a1", None], "handout": "h0"},
+    "classroom.grade.spreadsheet_safe": lambda: {"text": "=1+1"},
+    "classroom.grade.write_csv": lambda: {"path": _tmp_dir() / "grades.csv",
+                                          "questions": ["q1"], "rows": [{"student": "ada"}]},
+    "classroom.grade.write_csv_to": lambda: {"handle": io.StringIO(), "questions": ["q1"],
+                                             "rows": [{"student": "ada", "notes": "\x1b[2K"}]},
+    "classroom.grade.Settings": lambda: {"timeout_s": 60.0, "cell_timeout_s": 10.0,
+                                         "memory_mb": 1024, "disk_mb": 64, "processes": 64,
+                                         "cpus": 1.0},
+    "classroom.grade.grade_one": lambda: {
+        "lab_dir": _tmp_dir(), "submission": gpuperf.classroom.submissions.Submission(
+            "ada", "ada.ipynb", None, "not a notebook"),
+        "out_dir": _tmp_dir(), "settings": gpuperf.classroom.grade.Settings()},
+    "classroom.student.OutputLog.follow": lambda: {"stream": _finished_pipe(), "heading": b">"},
+    "classroom.student.Notebook": lambda: {"scratch": None,
+                                           "limits": gpuperf.classroom.sandbox.Limits(),
+                                           "deadline": 1e9, "cell_limit_s": 10.0},
+    "classroom.student.Remote": lambda: {"notebook": _notebook_handle(),
+                                         "handle": gpuperf.classroom.wire.Handle(1, "f", True),
+                                         "generation": 0},
+    "classroom.student.RemoteFunction": lambda: {
+        "notebook": _notebook_handle(), "handle": gpuperf.classroom.wire.Handle(1, "f", True),
+        "generation": 0},
+    "classroom.student.CanaryAnswer": lambda: {"challenge": 7},
+    "classroom.tester.load_tests": lambda: {"tests_dir": _tmp_dir()},
+    "classroom.tester.reference_namespace": lambda: {"template": _notebook_file()},
+    "classroom.tester.run_case": lambda: {"name": "q1", "code": ">>> 1 + 1\n2\n", "globs": {}},
+    "classroom.tester.Case": lambda: {"code": ">>> 1\n1\n", "hidden": False, "points": 1.0},
+    "classroom.tester.AnswerNamespace": lambda: {"references": {},
+                                                 "notebook": _notebook_handle()},
+    "classroom.tester.Grader": lambda: {
+        "lab_dir": _tmp_dir(), "submission": _notebook_file(), "student": "ada",
+        "report": io.BytesIO(), "timeout_s": 60.0, "cell_timeout_s": 10.0,
+        "limits": gpuperf.classroom.sandbox.Limits()},
+    "classroom.sandbox.Limits": lambda: {"memory_mb": 1024, "cpu_s": 60, "file_mb": 64,
+                                         "disk_mb": 64},
+    "classroom.sandbox.runner_process": lambda: {"scratch": None,
+                                                 "limits": gpuperf.classroom.sandbox.Limits(),
+                                                 "kind": "bwrap"},
+    "classroom.sandbox.kill": lambda: {"process": None},
+    "classroom.box.Box": lambda: {"folders": dict(_NOWHERE), "version": 1},
+    "classroom.box.Box.create": lambda: {
+        "where": gpuperf.classroom.box.Hierarchy(1, tuple(_NOWHERE.items())), "name": "x",
+        "share": gpuperf.classroom.box.Share()},
+    "classroom.box.Box.attach": lambda: {
+        "spec": gpuperf.classroom.box.Box(dict(_NOWHERE), 1).spec()},
+    "classroom.box.Hierarchy": lambda: {"version": 1, "parents": tuple(_NOWHERE.items())},
+    "classroom.box.Share": lambda: {"memory_mb": 1024, "processes": 64, "cpus": 1.0},
+    "classroom.box.remove_class_groups": lambda: {
+        "where": gpuperf.classroom.box.Hierarchy(1, tuple(_NOWHERE.items()))},
+    "classroom.box.tree_cpu_seconds": lambda: {"pid": os.getpid()},
+    "classroom.text.printable": lambda: {"text": "caf\udce9 \x1b[2K"},
+    "classroom.text.quoted": lambda: {"text": 'say "hi" | bye'},
+    "classroom.trees.walk": lambda: {"folder": _tmp_dir()},
+    "classroom.trees.remove_tree": lambda: {"path": _tmp_dir()},
+    "classroom.trees.Entry": lambda: {"path": Path("a/b.ipynb"), "kind": "file", "depth": 2},
+}  # fmt: skip
+REFUSED_ONLY |= {
+    "classroom.main": "the class-grading command line",
+    "classroom.grade.main": "the class-grading command line",
+    "classroom.grade.grade_one": "grades a submission in a sandbox (tests/test_classroom.py)",
+    "classroom.tester.Grader": "grades a submission in a sandbox (tests/test_classroom.py)",
+    "classroom.tester.AnswerNamespace": "fetches answers from a running sandbox",
+    "classroom.student.Notebook": "starts sandboxed notebook processes",
+    "classroom.student.Remote": "a handle on an object in a running sandbox",
+    "classroom.student.RemoteFunction": "a handle on a function in a running sandbox",
+    "classroom.sandbox.runner_process": "starts a sandboxed process",
+    "classroom.sandbox.kill": "kills a process group",
+    "classroom.box.Box.create": "makes cgroups (tests/test_classroom_hostile.py)",
+    "classroom.tester.reference_namespace": "runs a handout's statements (test_classroom.py)",
+}
+#: Data in, the same data out (encoded or decoded): NaN, -1 and a 400-digit int are answers.
+PASSTHROUGH |= {"classroom.wire.encode", "classroom.wire.decode", "classroom.runner.Runner.encode",
+                "CanaryAnswer.fingerprint"}  # fmt: skip
+NOT_CALLED |= {
+    "classroom.box.Box.join": "moves this very process into the box's cgroups",
+    "classroom.runner.Runner.serve": "reads requests until its pipe closes",
+    "classroom.runner.Runner.decode": "resolves handles of a running sandbox",
+    "classroom.sandbox.Limits.apply": "sets this process's rlimits (memory, CPU time)",
+    **{
+        f"classroom.runner.Runner.op_{op}": "runs a student's code inside the sandbox"
+        for op in ("exec", "get", "call", "getattr", "getitem", "unary", "canary")
+    },
+    "classroom.runner.main": "the sandbox's entry point: takes over stdin and stdout",
+    "classroom.tester.main": "the grading process's entry point: takes over stdin and stdout",
+}
+
 #: Optimisation variants that must refuse and accept the same bad tensors.
 VARIANTS: tuple[tuple[str, ...], ...] = (
     ("kernels.fusion.sin2cos2_fused", "kernels.fusion.sin2cos2_unfused"),

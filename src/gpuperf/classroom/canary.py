@@ -34,6 +34,8 @@ from typing import Any
 
 import numpy as np
 
+from .._validate import flag, positive_int, show
+
 
 def origin(function: Any) -> str:
     """Where ``function`` comes from: module, qualified name, file name and bytecode hash."""
@@ -111,8 +113,11 @@ def fingerprint(include_torch: bool | None = None, challenge: int = 0) -> dict[s
     and the outcomes of the comparisons drawn from ``challenge``.
 
     ``include_torch=None`` probes torch only if it is already imported (the sandbox);
-    the trusted side passes what the sandbox reported.
+    the trusted side passes what the sandbox reported. ``challenge`` is an int from 0 to 2**64.
     """
+    if include_torch is not None:
+        include_torch = flag("include_torch", include_torch)
+    challenge = positive_int("challenge", challenge, minimum=0, maximum=2**64)
     grading = sys.modules.get("gpuperf.grading")
     if grading is None:
         import gpuperf.grading as grading
@@ -186,8 +191,14 @@ def _otter_run_doctest_origin() -> str:
     return "otter run_doctest not found"
 
 
-def differences(expected: dict[str, str], observed: dict[str, Any]) -> list[str]:
-    """Human-readable list of the probes whose outcome differs (empty: nothing replaced)."""
+def differences(expected: dict[str, str], observed: Any) -> list[str]:
+    """Human-readable list of the probes whose outcome differs (empty: nothing replaced).
+    ``expected`` is this process's fingerprint (names to outcomes, strings); ``observed`` what
+    the sandbox sent, anything."""
+    if not isinstance(expected, dict) or not all(
+        isinstance(k, str) and isinstance(v, str) for k, v in expected.items()
+    ):
+        raise TypeError(f"expected={show(expected)} must be a fingerprint (a dict of strings)")
     if type(observed) is not dict or not all(
         type(k) is str and type(v) is str for k, v in observed.items()
     ):

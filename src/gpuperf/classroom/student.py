@@ -26,18 +26,35 @@ import selectors
 import sys
 import threading
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .._validate import positive_int, show
+from .._validate import (
+    choice,
+    file_path,
+    flag,
+    instance,
+    optional,
+    positive_float,
+    positive_int,
+    show,
+)
 from . import sandbox, wire
+from .box import Box, tree_cpu_seconds
+from .text import quoted
 
 #: Cells that only call otter's checks: not run while grading (the tests run outside).
 CHECK_CELL = re.compile(r"^grader\.(check|check_all|export)\([^()]*\)\s*$")
 
 
 class NotebookDiedError(RuntimeError):
-    """The sandboxed notebook stopped answering (killed, crashed, broke the protocol)."""
+    """The sandboxed notebook stopped answering (killed, crashed, broke the protocol);
+    ``memory`` says whether the kernel killed it for want of memory (its box knows)."""
+
+    def __init__(self, message: str, *, memory: bool = False) -> None:
+        super().__init__(message)
+        self.memory = memory
 
 
 class StudentError(Exception):
@@ -61,6 +78,20 @@ def _exception(error: Any) -> BaseException:
     return StudentError(f"{name}: {message}" if message else name)
 
 
+def _student_error(error: Any) -> str:
+    """A student's exception, as the runner described it, for a grader's note: the type as it is
+    if it is a plain name, else quoted; the message always quoted (see :mod:`.text`)."""
+    if not isinstance(error, dict):
+        return quoted(str(error), 200)
+    kind, message = str(error.get("type", "Exception")), str(error.get("message", ""))
+    kind = kind if kind.isidentifier() and len(kind) <= 100 else quoted(kind, 100)
+    return f"{kind}: {quoted(message, 200)}" if message else kind
+
+
+#: Tries to start a sandbox, and seconds to wait before the second (then twice that).
+START_ATTEMPTS, START_RETRY_S = 3, 3.0
+#: Notes kept about the cells of one notebook (the rest are counted).
+MAX_NOTES = 50
 #: Bytes of the notebook's printed output kept for ``output.log`` (the rest is counted).
 MAX_OUTPUT_BYTES = 2**20
 #: How long the reader of a killed sandbox's output may take to see the pipe close (a hang
@@ -113,24 +144,33 @@ class OutputLog:
 
 
 class Notebook:
-    """One submission's sandboxed notebook, restarted and replayed after a timeout or a crash."""
+    """One submission's sandboxed notebook, restarted and replayed after a timeout or a crash.
+
+    ``scratch`` is the fallback sandbox's home (``None`` under bwrap, whose home is a tmpfs);
+    ``box`` the submission's cgroup, if the class command made one: every sandbox joins it,
+    and it gives the canary its clock (the sandbox's own CPU time) and tells a death by the
+    memory limit from any other."""
 
     def __init__(
         self,
-        scratch: Path,
+        scratch: Path | None,
         limits: sandbox.Limits,
         *,
         deadline: float,
         cell_limit_s: float,
         kind: str | None = None,
         log: Any = None,
+        box: Box | None = None,
     ) -> None:
-        self.scratch = scratch
-        self.limits = limits
-        self.deadline = deadline
-        self.cell_limit_s = cell_limit_s
-        self.kind = kind or sandbox.mechanism()
+        self.scratch = optional("scratch", scratch, file_path)
+        self.box = optional("box", box, instance, Box)
+        self.limits = instance("limits", limits, sandbox.Limits)
+        self.deadline = positive_float("deadline", deadline)
+        self.cell_limit_s = positive_float("cell_limit_s", cell_limit_s)
+        self.kind = choice("kind", kind, ("bwrap", "fallback")) if kind else sandbox.mechanism()
         self.log = log or (lambda message: None)
+        if not callable(self.log):
+            raise TypeError(f"log={show(log)} must be a callable taking a message, or None")
         self.process: Any = None
         self.buffer = b""
         self.completed: list[tuple[int, str]] = []  # (cell index, source) that ran to the end
@@ -143,10 +183,25 @@ class Notebook:
         return self.deadline - time.monotonic()
 
     def _start(self) -> None:
+        """A fresh sandbox, tried again a few times if it does not start (a disk filled for a
+        moment by a classmate in the fallback sandbox, a machine out of processes): what stops
+        a start is never this notebook's doing, since none of its cells has run yet."""
+        for attempt in range(START_ATTEMPTS):
+            try:
+                self._start_once()
+                return
+            except (NotebookDiedError, OSError) as error:
+                wait = START_RETRY_S * (attempt + 1)
+                if attempt + 1 == START_ATTEMPTS or self.remaining() <= wait + 1:
+                    raise NotebookDiedError(str(error)) from None
+                self.log(f"the sandbox did not start ({error}); trying again in {wait:g} s")
+                time.sleep(wait)
+
+    def _start_once(self) -> None:
         if self.remaining() <= 0:
             raise NotebookDiedError("the time limit for this submission was reached")
         self.buffer = b""
-        self.process = sandbox.runner_process(self.scratch, self.limits, self.kind)
+        self.process = sandbox.runner_process(self.scratch, self.limits, self.kind, self.box)
         heading = b"" if not self.restarts else b"\n[a fresh sandbox starts here]\n"
         self.output.follow(self.process.stderr, heading)
         reply = self._receive(min(self.remaining(), 120.0), "starting the notebook's sandbox")
@@ -158,6 +213,17 @@ class Notebook:
         if self.process is not None:
             sandbox.kill(self.process)
             self.process = None
+        if self.box is not None:  # what left the process group (setsid) is still in the box
+            self.box.kill()
+
+    def cpu_seconds(self) -> float:
+        """CPU time the sandbox has used: its box's, else its live processes' (0 if none)."""
+        if self.box is not None:
+            return self.box.cpu_seconds()
+        return 0.0 if self.process is None else tree_cpu_seconds(self.process.pid)
+
+    def oom_kills(self) -> int:
+        return 0 if self.box is None else self.box.oom_kills()
 
     def _ensure(self) -> None:
         """A live sandbox whose notebook has run every completed cell again."""
@@ -178,26 +244,49 @@ class Notebook:
             replayed.append((index, source))
         self.completed = replayed
 
-    def _receive(self, limit_s: float, what: str) -> dict[str, Any]:
+    def _receive(self, limit_s: float, what: str, cpu: bool = False) -> dict[str, Any]:
+        """The next reply, within ``limit_s`` seconds on the clock or, with ``cpu``, of the
+        sandbox's own CPU time (a sandbox starved by others is given longer), and never past
+        the submission's deadline."""
         stream = self.process.stdout
-        end = time.monotonic() + max(0.0, min(limit_s, self.remaining()))
+        wall = limit_s if not cpu else self.remaining()
+        end = time.monotonic() + max(0.0, min(wall, self.remaining()))
+        start_cpu = self.cpu_seconds() if cpu else 0.0
+        oom_before = self.oom_kills()
         with selectors.DefaultSelector() as selector:
             selector.register(stream, selectors.EVENT_READ)
             while b"\n" not in self.buffer:
                 left = end - time.monotonic()
-                if left <= 0 or not selector.select(left):
+                ready = left > 0 and selector.select(min(left, 0.25) if cpu else left)
+                if cpu and not ready and left > 0:
+                    if self.cpu_seconds() - start_cpu <= limit_s:
+                        continue
+                    self.stop()
+                    raise TimeoutError(
+                        f"{what} ran for more than {limit_s:.0f} s of its sandbox's own CPU "
+                        "time and was stopped"
+                    )
+                if not ready:
                     self.stop()
                     raise TimeoutError(
                         f"{what} ran for more than {limit_s:.0f} s and was stopped"
-                        if limit_s <= self.remaining() + 1
+                        if not cpu and limit_s <= self.remaining() + 1
                         else f"{what} was stopped: the time limit for this submission was reached"
                     )
                 chunk = os.read(stream.fileno(), 1 << 20)
                 if not chunk:
                     code = self.process.poll()
                     self.stop()
+                    memory = self.oom_kills() > oom_before
                     raise NotebookDiedError(
                         f"the notebook's process ended (exit code {code}) during {what}"
+                        + (
+                            f": its sandbox ran out of memory ({self.limits.memory_mb} MiB, "
+                            "its files in /tmp and home included)"
+                            if memory
+                            else ""
+                        ),
+                        memory=memory,
                     )
                 self.buffer += chunk
                 if len(self.buffer) > wire.MAX_MESSAGE_BYTES:
@@ -212,14 +301,20 @@ class Notebook:
             self.stop()
             raise NotebookDiedError(f"the notebook broke the grading protocol: {error}") from None
 
-    def _request(self, message: dict[str, Any], limit_s: float, what: str) -> dict[str, Any]:
+    def _request(
+        self, message: dict[str, Any], limit_s: float, what: str, cpu: bool = False
+    ) -> dict[str, Any]:
         """Send one request; a timeout or death becomes ``{"_failed": reason}``, not an error."""
         try:
             self.process.stdin.write(wire.dumps(message))
             self.process.stdin.flush()
-            return self._receive(limit_s, what)
+            return self._receive(limit_s, what, cpu)
         except (TimeoutError, NotebookDiedError) as error:
-            return {"_failed": str(error), "_timeout": isinstance(error, TimeoutError)}
+            return {
+                "_failed": str(error),
+                "_timeout": isinstance(error, TimeoutError),
+                "_memory": getattr(error, "memory", False),
+            }
         except OSError as error:  # broken pipe: it died before reading
             self.stop()
             return {"_failed": f"the notebook's process ended during {what} ({error})"}
@@ -252,10 +347,9 @@ class Notebook:
                 continue
             self.completed.append((index, source))
             if not reply.get("ok"):
-                error = reply.get("error") or {}
-                notes.append(
-                    f"cell {index} raised {error.get('type')}: {error.get('message', '')[:200]}"
-                )
+                notes.append(f"cell {index} raised {_student_error(reply.get('error'))}")
+        if len(notes) > MAX_NOTES:  # a notebook of ten thousand failing cells: a bounded report
+            notes[MAX_NOTES - 1 :] = [f"{len(notes) - MAX_NOTES + 1} more cells failed"]
         return notes
 
     # ------------------------------------------------------------------------- answers
@@ -288,23 +382,53 @@ class Notebook:
     def get(self, name: str) -> Any:
         return self.ask({"op": "get", "name": name}, f"reading `{name}`")
 
-    def canary(self, challenge: int | None = None) -> tuple[dict[str, Any], int, bool]:
-        """(the notebook's fingerprint, or ``{"error": why}`` if it gave none; the random
-        challenge it was computed with; whether the notebook has imported torch)."""
+    def canary(self, challenge: int | None = None) -> CanaryAnswer:
+        """The notebook's fingerprint for a random challenge (:mod:`.canary`), or why none
+        came: out of time (the cell limit, counted in the sandbox's own CPU time, or the
+        submission's deadline), killed for want of memory, or anything else."""
         self._ensure()
         challenge = secrets.randbits(62) if challenge is None else challenge
         message = {"op": "canary", "challenge": challenge}
-        reply = self._request(message, self.cell_limit_s, "the canary")
-        if "_failed" in reply or not reply.get("ok"):
-            return {"error": str(reply.get("_failed") or reply.get("error"))}, challenge, False
-        return reply.get("value"), challenge, reply.get("torch") is True
+        reply = self._request(message, self.cell_limit_s, "the canary", cpu=True)
+        if "_failed" in reply:
+            return CanaryAnswer(challenge, failure=reply["_failed"],
+                                timeout=bool(reply.get("_timeout")),
+                                memory=bool(reply.get("_memory")))  # fmt: skip
+        if not reply.get("ok"):
+            return CanaryAnswer(
+                challenge, failure=f"it raised {_student_error(reply.get('error'))}"
+            )
+        return CanaryAnswer(challenge, reply.get("value"), reply.get("torch") is True)
+
+
+@dataclass(frozen=True)
+class CanaryAnswer:
+    """What :meth:`Notebook.canary` got: the ``challenge`` sent, the ``fingerprint`` the
+    notebook sent back (untrusted data) and whether it has imported ``torch``; or, with no
+    fingerprint, the ``failure`` and whether it was a ``timeout`` or the ``memory`` limit."""
+
+    challenge: int
+    fingerprint: Any = None
+    torch: bool = False
+    failure: str = ""
+    timeout: bool = False
+    memory: bool = False
+
+    def __post_init__(self) -> None:
+        positive_int("challenge", self.challenge, minimum=0, maximum=2**64)
+        for name in ("torch", "timeout", "memory"):
+            flag(name, getattr(self, name))
+        if not isinstance(self.failure, str):
+            raise TypeError(f"failure={show(self.failure)} must be a string ('' for none)")
 
 
 class Remote:
     """The grader's stand-in for an object that lives in the sandbox (a handle)."""
 
     def __init__(self, notebook: Notebook, handle: wire.Handle, generation: int) -> None:
-        self._notebook, self._handle, self._generation = notebook, handle, generation
+        self._notebook = instance("notebook", notebook, Notebook)
+        self._handle = instance("handle", handle, wire.Handle)
+        self._generation = positive_int("generation", generation, minimum=0)
 
     def _ask(self, message: dict[str, Any], what: str, written: Any = None) -> Any:
         if self._notebook.restarts != self._generation or self._notebook.process is None:
@@ -331,7 +455,13 @@ class Remote:
         return self._ask({"op": "getitem", "key": self._encode(key)}, "indexing")
 
     def __len__(self) -> int:
-        return int(self._ask({"op": "unary", "fn": "len"}, "len()"))
+        length = int(self._ask({"op": "unary", "fn": "len"}, "len()"))
+        if not 0 <= length <= wire.MAX_ELEMENTS:  # list(x) and numpy trust len() to allocate
+            raise ValueError(
+                f"the notebook's {self._handle.type_name} says it holds {length} items, over "
+                f"the limit of {wire.MAX_ELEMENTS}"
+            )
+        return length
 
     def __float__(self) -> float:
         return float(self._ask({"op": "unary", "fn": "float"}, "float()"))
@@ -389,6 +519,7 @@ def _write_back(reply: dict[str, Any], args: tuple, kwargs: dict[str, Any]) -> N
 
 __all__ = [
     "CHECK_CELL",
+    "CanaryAnswer",
     "Notebook",
     "NotebookDiedError",
     "OutputLog",

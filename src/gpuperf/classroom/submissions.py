@@ -8,17 +8,23 @@ file that is not a notebook, a folder with no notebook or several) is still a ro
 reason.
 
 Links are never followed: a submission is a regular file the student handed in, and a link (to
-a classmate's notebook, to the lab's solutions) is refused with its target named. A notebook is
-then read by :func:`read_submission`: opened without following a link, only if it is a regular
-file of a sane size, and refused with what is wrong when it is damaged (a cell whose source is
-not text, a code cell of megabytes).
+a classmate's notebook, to the lab's solutions) is refused with its target named, and a
+student's folder is searched by a walk that never enters one, to a bounded depth (an unpacked
+archive may nest a thousand levels: :mod:`.trees`). A notebook is then read by
+:func:`read_submission`, in a process of its own with a memory cap: opened without following a
+link, only if it is a regular file of a sane size, and refused with what is wrong when it is
+damaged (a cell whose source is not text, a code cell of megabytes) or would need more memory to
+read than any notebook should (megabytes of ``{}`` in its metadata).
 
 Each row gets a name that is unique, the same on every run, usable as a folder name and safe in
 a spreadsheet (:func:`row_names`): the entry's own name when it is already all letters, digits
 and ``._+@-`` (and starts with a letter, a digit or ``_``, so no spreadsheet reads it as a
 formula), else a cleaned-up form plus ``~`` and 8 hex digits of a hash of the real name. ``~``
 never appears in a name kept as it is, so the two kinds never collide: ``x y.ipynb``,
-``x_y.ipynb`` and ``x_y-2.ipynb`` become ``x_y~…``, ``x_y`` and ``x_y-2``.
+``x_y.ipynb`` and ``x_y-2.ipynb`` become ``x_y~…``, ``x_y`` and ``x_y-2``. Names the grader
+itself uses beside the students' folders (``grades.csv.ipynb`` would give a folder
+``grades.csv``) and device names Windows reserves (``con``, ``lpt1``) take the suffix too. Names
+that are not UTF-8 (an old zip) work like any other.
 """
 
 from __future__ import annotations
@@ -27,13 +33,14 @@ import hashlib
 import json
 import os
 import re
-import stat
+import subprocess
+import sys
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from .._validate import file_path, name_string, sequence, show
+from .trees import walk
 
 #: A notebook file name ends with this, in any case (``Upper.IPYNB`` is one).
 NOTEBOOK_SUFFIX = ".ipynb"
@@ -42,6 +49,17 @@ _UNSAFE = re.compile(r"[^A-Za-z0-9._+@-]+")
 #: A row name starts with one of these (never ``=``, ``+``, ``-``, ``@`` or ``.``).
 _SAFE_START = re.compile(r"[A-Za-z0-9_]")
 MAX_NAME_CHARS = 80
+#: Names a row may not have as they are (any case): what the grader writes beside the students'
+#: folders, and names Windows reserves for devices (a results folder copied to a share).
+RESERVED = frozenset(
+    {"grades.csv", "con", "prn", "aux", "nul"}
+    | {f"{port}{n}" for port in ("com", "lpt") for n in range(1, 10)}
+)
+
+
+def _reserved(name: str) -> bool:
+    lower = name.lower()
+    return lower in RESERVED or lower.split(".")[0] in RESERVED - {"grades.csv"}
 
 
 @dataclass(frozen=True)
@@ -105,7 +123,7 @@ def row_names(stems: list[str], entries: list[str]) -> list[str]:
     counts = Counter(name.lower() for name, stem in zip(clean, stems, strict=True) if name == stem)
     names = []
     for stem, entry, name in zip(stems, entries, clean, strict=True):
-        if name != stem or counts[name.lower()] > 1:
+        if name != stem or counts[name.lower()] > 1 or _reserved(name):
             digest = hashlib.sha256(entry.encode("utf-8", "surrogateescape")).hexdigest()[:8]
             name = f"{name}~{digest}"
         names.append(name)
@@ -119,34 +137,40 @@ def _link_target(path: Path) -> str:
         return "?"
 
 
+#: How deep a student's folder is searched for the notebook, and how many entries at most: an
+#: unpacked archive may nest a thousand levels (deeper than ``os.walk`` could go before 3.12).
+MAX_FOLDER_DEPTH, MAX_FOLDER_ENTRIES = 32, 10_000
+
+
 def _in_folder(folder: Path, lab: str) -> tuple[Path | None, str]:
     """The notebook a student's folder holds, or why there is none (links are not followed)."""
-    notebooks, links = [], []
+    notebooks, links, cut = [], [], False
     try:
-        for root, dirs, files in os.walk(folder, followlinks=False):
-            dirs[:] = sorted(d for d in dirs if d != ".ipynb_checkpoints")
-            for name in sorted(files + [d for d in dirs if os.path.islink(Path(root) / d)]):
-                path = Path(root) / name
-                if os.path.islink(path):
-                    links.append(path)
-                elif _is_notebook_name(name) and path.is_file():
-                    notebooks.append(path)
+        for entry in walk(folder, max_depth=MAX_FOLDER_DEPTH, max_entries=MAX_FOLDER_ENTRIES):
+            if ".ipynb_checkpoints" in entry.path.parts:
+                continue
+            cut = cut or (entry.kind == "folder" and entry.depth == MAX_FOLDER_DEPTH)
+            if entry.kind == "link":
+                links.append(entry.path)
+            elif entry.kind == "file" and _is_notebook_name(entry.path.name):
+                notebooks.append(entry.path)
     except OSError as error:
         return None, f"folder unreadable: {error.strerror}"
     linked = [p for p in links if _is_notebook_name(p.name)]
     if linked:
-        where = linked[0].relative_to(folder)
         return None, (
-            f"{where} is a symbolic link (to {_link_target(linked[0])!r}), not a notebook: "
-            "hand in the notebook itself"
+            f"{str(linked[0])!r} is a symbolic link (to {_link_target(folder / linked[0])!r}), "
+            "not a notebook: hand in the notebook itself"
         )
     preferred = [p for p in notebooks if p.name.lower() == f"{lab}{NOTEBOOK_SUFFIX}".lower()]
     if len(preferred) == 1 or len(notebooks) == 1:
-        return (preferred or notebooks)[0], ""
+        return folder / (preferred or notebooks)[0], ""
     if not notebooks:
         extra = " (symbolic links are not followed)" if links else ""
+        if cut:
+            extra += f" (only its first {MAX_FOLDER_DEPTH} levels were searched)"
         return None, f"no .ipynb in the folder{extra}"
-    names = ", ".join(repr(str(p.relative_to(folder))) for p in notebooks[:5])
+    names = ", ".join(repr(str(p)) for p in notebooks[:5])
     return None, f"several notebooks: {names}"
 
 
@@ -192,69 +216,72 @@ def find_submissions(folder: Path, lab: str) -> list[Submission]:
 MAX_NOTEBOOK_BYTES = 100 * 2**20
 #: Largest code cell run: a lab's cells are a few kB, so this is a damaged or padded file.
 MAX_CELL_BYTES = 2**20
+#: Most source all code cells may hold together.
+MAX_CODE_BYTES = 4 * 2**20
+#: Memory (MiB of address space) the reader of one notebook may use: an honest 100 MB notebook
+#: (figures) needs about 400; a notebook whose JSON expands more is refused, not read.
+READ_MEMORY_MB = 1024
+#: Wall-clock seconds the reader may take (it has 60 s of CPU time).
+READ_TIMEOUT_S = 300.0
+_READER = Path(__file__).with_name("_read_notebook.py")
 
 
 class SubmissionError(ValueError):
     """The submitted file cannot be graded; the message says what is wrong with it."""
 
 
-def read_submission(path: Path) -> Any:
-    """The notebook at ``path`` (``nbformat`` v4), opened without following a link and only if it
-    is a regular file of at most :data:`MAX_NOTEBOOK_BYTES`; else :class:`SubmissionError`."""
-    import nbformat
+@dataclass(frozen=True)
+class SubmittedNotebook:
+    """What grading reads of a notebook: the otter assignment it names (``None`` if none) and
+    its code cells' sources, in order."""
 
+    assignment: str | None
+    code_cells: tuple[str, ...]
+
+    def __post_init__(self) -> None:
+        if self.assignment is not None:
+            _text("assignment", self.assignment)
+        object.__setattr__(self, "code_cells", sequence("code_cells", self.code_cells, _text,
+                                                        minimum=0))  # fmt: skip
+
+
+def read_submission(path: Path) -> SubmittedNotebook:
+    """The notebook at ``path``, read by a separate process capped at :data:`READ_MEMORY_MB`
+    MiB and 60 s of CPU, opened without following a link and only if it is a regular file of
+    at most :data:`MAX_NOTEBOOK_BYTES`; else :class:`SubmissionError` with the reason. So the
+    grader's memory never depends on what a notebook holds (outputs, metadata)."""
     path = file_path("path", path)
+    if not os.path.lexists(path):  # the caller's mistake: a submission found is never missing
+        raise SubmissionError(f"notebook unreadable: no file at path={show(str(path))}")
+    command = [sys.executable, "-I", "-S", str(_READER), os.fsdecode(path),
+               str(MAX_NOTEBOOK_BYTES), str(MAX_CELL_BYTES), str(MAX_CODE_BYTES),
+               str(READ_MEMORY_MB)]  # fmt: skip
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
-    except FileNotFoundError:  # the caller's mistake: a submission found is never missing
-        raise SubmissionError(f"notebook unreadable: no file at path={show(str(path))}") from None
-    except OSError as error:
-        why = "it is a symbolic link" if os.path.islink(path) else error.strerror
-        raise SubmissionError(f"notebook unreadable: {why}") from None
-    with os.fdopen(fd, "rb") as handle:
-        info = os.fstat(handle.fileno())
-        if not stat.S_ISREG(info.st_mode):
-            raise SubmissionError("notebook unreadable: not a regular file")
-        if info.st_size > MAX_NOTEBOOK_BYTES:
-            raise SubmissionError(
-                f"notebook too large: {info.st_size / 1e6:.1f} MB, over the "
-                f"{MAX_NOTEBOOK_BYTES / 1e6:.0f} MB a notebook may have"
-            )
-        data = handle.read(MAX_NOTEBOOK_BYTES + 1)
-    try:
-        notebook = nbformat.reads(data.decode("utf-8"), as_version=4)
-    except Exception as error:  # not UTF-8, not JSON, nested too deeply, not a notebook
+        done = subprocess.run(command, capture_output=True, timeout=READ_TIMEOUT_S, env={})
+    except subprocess.TimeoutExpired:
         raise SubmissionError(
-            f"notebook unreadable: {type(error).__name__}: {str(error)[:200]}"
+            f"notebook unreadable: reading it took more than {READ_TIMEOUT_S:.0f} s"
         ) from None
-    cells = notebook.get("cells") if isinstance(notebook, dict) else None
-    if not isinstance(cells, list) or not isinstance(notebook.get("metadata"), dict):
-        raise SubmissionError("notebook unreadable: it has no list of cells and metadata")
-    for index, cell in enumerate(cells):
-        if not isinstance(cell, dict) or not isinstance(cell.get("cell_type"), str):
-            raise SubmissionError(f"notebook damaged: cell {index} is not a notebook cell")
-        source = cell.get("source")
-        if not isinstance(source, str):
-            raise SubmissionError(
-                f"notebook damaged: the source of cell {index} is {_type_name(source)}, not "
-                "text (was the file edited by hand?)"
-            )
-        size = len(source.encode("utf-8", "surrogatepass"))
-        if cell["cell_type"] == "code" and size > MAX_CELL_BYTES:
-            raise SubmissionError(
-                f"notebook damaged: code cell {index} holds {size / 1e6:.1f} MB of source, over "
-                f"the {MAX_CELL_BYTES / 1e6:.0f} MB a cell may have (something pasted by "
-                "mistake?)"
-            )
-    return notebook
+    try:
+        answer = json.loads(done.stdout) if done.returncode == 0 else None
+    except ValueError:
+        answer = None
+    if not isinstance(answer, dict):
+        size = _size_mb(path)
+        raise SubmissionError(
+            f"notebook too complex to read: a {size} file whose contents need more than "
+            f"{READ_MEMORY_MB} MiB of memory or 60 s to read (huge outputs or metadata?)"
+        )
+    if not answer.get("ok"):
+        raise SubmissionError(str(answer.get("reason"))[:500])
+    return SubmittedNotebook(answer.get("assignment"), tuple(answer.get("code", ())))
 
 
-def _type_name(value: Any) -> str:
-    """``an int``, ``a list``, ``None``: what a value is, for a message."""
-    if value is None:
-        return "None"
-    name = type(value).__name__
-    return f"{'an' if name[0] in 'aeiou' else 'a'} {name}"
+def _size_mb(path: Path) -> str:
+    try:
+        return f"{os.lstat(path).st_size / 1e6:.1f} MB"
+    except OSError:
+        return "vanished"
 
 
 def code_digest(cells: list[str]) -> str:
@@ -266,9 +293,11 @@ def code_digest(cells: list[str]) -> str:
 
 __all__ = [
     "MAX_CELL_BYTES",
+    "MAX_CODE_BYTES",
     "MAX_NOTEBOOK_BYTES",
     "Submission",
     "SubmissionError",
+    "SubmittedNotebook",
     "code_digest",
     "find_submissions",
     "read_submission",

@@ -5,8 +5,9 @@
 persist into the next). It
 
 1. reads the submission (:func:`~gpuperf.classroom.submissions.read_submission`: a regular
-   file, never through a link) and refuses it, with the reason, when it is unreadable, damaged
-   or its otter metadata names another lab or no lab;
+   file, never through a link, in a process of its own with a memory cap) and refuses it,
+   with the reason, when it is unreadable, damaged, too complex to read, or its otter metadata
+   names another lab or no lab;
 2. builds the *reference namespace* from the instructor's copy of the lab (never from the
    submission): every top-level statement of the handed-out notebook that contains no ``...``
    placeholder is run here, so names such as ``np``, ``OPS``, ``CHIPS``, ``DEVICE`` or
@@ -17,15 +18,20 @@ persist into the next). It
 4. runs each question's tests (the instructor's ``autograder/tests/q*.py``, otter's OK format)
    with Python's doctest *in this process*, answers fetched from the sandbox as data and the
    student's functions called there through proxies: the student's code cannot patch the
-   checks, the tests, or this process;
+   checks, the tests, or this process. Every public case runs before any hidden one, so the
+   message of a public case (handed back) cannot show what the notebook saw of a hidden one;
 5. compares the sandbox's :func:`~gpuperf.classroom.canary.fingerprint` with this process's: a
    notebook that replaced ``isclose``, ``assert_close``, otter's ``run_doctest`` or a
-   ``gpuperf.grading`` check is reported as "tampering detected";
-6. writes ``results.json`` after every question (so a run killed at the outer time limit keeps
-   what completed), ``feedback.txt`` (public tests' messages only: a hidden test says "passed"
-   or "failed", never its code or output), ``grading.log`` and ``output.log`` (what the
-   notebook printed, received through a pipe: this process never opens a path inside the
-   sandbox, where the student could have left a link).
+   ``gpuperf.grading`` check is reported as "tampering detected"; a canary that runs out of
+   time (measured in its sandbox's own CPU time) or memory is a note, never tampering;
+6. reports, after every question and at the end, one line of JSON on its standard output
+   (:meth:`Grader.save`): the results (``results.json``: every case, ``null`` for one not run
+   yet), the feedback (``feedback.txt``: public tests' messages, escaped line by line; a hidden
+   test says "passed" or "failed", never its code or output), the log and what the notebook
+   printed (``output.log``, received through a pipe: this process never opens a path inside
+   the sandbox, where the student could have left a link). The class command keeps the last
+   complete line, so a run killed at the outer time limit keeps what completed, and writes the
+   files itself: this process writes nothing to disk.
 
 Points follow otter's rules for OK-format tests: a question's points are split equally between
 its test cases unless a case states its own points.
@@ -44,18 +50,31 @@ import os
 import re
 import resource
 import sys
-import tempfile
 import time
 import warnings
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from .._validate import (
+    choice,
+    file_path,
+    flag,
+    instance,
+    name_string,
+    optional,
+    positive_float,
+    show,
+)
 from . import canary, sandbox
+from .box import Box
 from .student import CHECK_CELL, Notebook
 from .submissions import SubmissionError, code_digest, read_submission
+from .text import printable, quoted
 
 MAX_OUTPUT_CHARS = 4000
+#: Lines kept in ``grading.log``.
+MAX_LOG_LINES = 2000
 
 
 @dataclass
@@ -66,6 +85,12 @@ class Case:
     hidden: bool
     points: float
 
+    def __post_init__(self) -> None:
+        if not isinstance(self.code, str):
+            raise TypeError(f"code={show(self.code)} must be a doctest (a string)")
+        self.hidden = flag("hidden", self.hidden)
+        self.points = positive_float("points", self.points, allow_zero=True)
+
 
 def _natural(path: Path) -> tuple[int, str]:
     digits = re.sub(r"\D", "", path.stem)
@@ -74,6 +99,9 @@ def _natural(path: Path) -> tuple[int, str]:
 
 def load_tests(tests_dir: Path) -> dict[str, list[Case]]:
     """Question → its cases, from otter OK-format files ``q1.py``, ... (instructor's copy)."""
+    tests_dir = file_path("tests_dir", tests_dir)
+    if not tests_dir.is_dir():
+        raise FileNotFoundError(f"tests_dir={str(tests_dir)!r} is not a folder of tests")
     questions: dict[str, list[Case]] = {}
     for path in sorted(tests_dir.glob("*.py"), key=_natural):
         namespace: dict[str, Any] = {}
@@ -108,6 +136,13 @@ class AnswerNamespace(dict):
     """
 
     def __init__(self, references: dict[str, Any], notebook: Notebook) -> None:
+        if not isinstance(references, dict) or not all(isinstance(k, str) for k in references):
+            raise TypeError(
+                f"references={show(references)} must be a dict of names (strings) to values, "
+                "the namespace reference_namespace() gives"
+            )
+        if not isinstance(notebook, Notebook):
+            raise TypeError(f"notebook={show(notebook)} must be a running Notebook")
         super().__init__(references)
         self._notebook = notebook
         self._missing: set[str] = set()
@@ -186,6 +221,9 @@ def reference_namespace(template: Path) -> tuple[dict[str, Any], set[str]]:
     import nbformat
     from IPython.core.inputtransformer2 import TransformerManager
 
+    template = file_path("template", template)
+    if not template.is_file():
+        raise FileNotFoundError(f"template={str(template)!r} is not a notebook file")
     transform = TransformerManager().transform_cell
     statements: list[ast.stmt] = []
     for cell in nbformat.read(template, as_version=4).cells:
@@ -235,7 +273,13 @@ def reference_namespace(template: Path) -> tuple[dict[str, Any], set[str]]:
 
 
 def run_case(name: str, code: str, globs: dict[str, Any]) -> tuple[bool, str]:
-    """Run one doctest case like otter's ``run_doctest``: (passed, doctest's report)."""
+    """Run one doctest case like otter's ``run_doctest``: (passed, doctest's report). ``globs``
+    is the namespace the case runs in (a dict, used as it is: the case's names land in it)."""
+    name_string("name", name)
+    if not isinstance(code, str):
+        raise TypeError(f"code={show(code)} must be a doctest (a string)")
+    if not isinstance(globs, dict):
+        raise TypeError(f"globs={show(globs)} must be a dict (the namespace of the test)")
     examples = doctest.DocTestParser().parse(code, name)
     test = doctest.DocTest(
         [e for e in examples if isinstance(e, doctest.Example)], globs, name, None, None, code
@@ -249,33 +293,49 @@ def run_case(name: str, code: str, globs: dict[str, Any]) -> tuple[bool, str]:
 
 
 class Grader:
-    """Grades one submission; every outcome lands in ``out_dir`` (see the module docstring)."""
+    """Grades one submission; every outcome is reported through ``report`` (see
+    :meth:`save`): a file of its own would sit on a disk a submission might have filled."""
 
     def __init__(
         self,
         lab_dir: Path,
         submission: Path,
         student: str,
-        out_dir: Path,
+        report: Any,
         *,
         timeout_s: float,
         cell_timeout_s: float,
         limits: sandbox.Limits,
         kind: str | None = None,
+        box: Box | None = None,
+        scratch: Path | None = None,
     ) -> None:
+        lab_dir = file_path("lab_dir", lab_dir)
+        submission = file_path("submission", submission)
+        name_string("student", student)
+        if not callable(getattr(report, "write", None)):
+            raise TypeError(f"report={show(report)} must be a binary file open for writing")
+        timeout_s = positive_float("timeout_s", timeout_s)
+        cell_timeout_s = positive_float("cell_timeout_s", cell_timeout_s)
+        instance("limits", limits, sandbox.Limits)
+        kind = None if kind is None else choice("kind", kind, ("bwrap", "fallback"))
+        optional("box", box, instance, Box)
+        scratch = optional("scratch", scratch, file_path)
         self.lab_dir, self.lab = lab_dir, lab_dir.name
-        self.submission, self.student, self.out_dir = submission, student, out_dir
+        self.submission, self.student, self.report = submission, student, report
         self.start = time.monotonic()
         self.deadline = self.start + timeout_s
         self.cell_timeout_s = cell_timeout_s
         self.limits = limits
         self.kind = kind or sandbox.mechanism()
+        self.box, self.scratch = box, scratch
         self.questions = load_tests(lab_dir / "autograder" / "tests")
         self.log_lines: list[str] = []
+        self.output = ""
         self.result: dict[str, Any] = {
             "student": student,
             "lab": self.lab,
-            "submission": str(submission),
+            "submission": os.fsdecode(submission),
             "sandbox": self.kind,
             "status": "UNGRADED",
             "reason": "grading did not finish",
@@ -283,32 +343,42 @@ class Grader:
             "notes": [],
             "tampering": [],
             "questions": {
-                q: {"score": 0.0, "max_score": sum(c.points for c in cases), "cases": []}
+                q: {
+                    "score": 0.0,
+                    "max_score": sum(c.points for c in cases),
+                    "cases": [None] * len(cases),
+                }
                 for q, cases in self.questions.items()
             },
         }
 
     def log(self, message: str) -> None:
-        self.log_lines.append(f"[{time.monotonic() - self.start:7.1f} s] {message}")
+        if len(self.log_lines) < MAX_LOG_LINES:
+            line = f"[{time.monotonic() - self.start:7.1f} s] {printable(message)}"
+            self.log_lines.append(line)
 
     def save(self) -> None:
-        self.out_dir.mkdir(parents=True, exist_ok=True)
+        """Send the results so far, the feedback and the log as one line of JSON on the report
+        channel (the class command keeps the last complete line and writes the files)."""
         # this process's peak memory: an answer must never be able to inflate it
         peak_kib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
         self.result["grader_max_rss_mb"] = peak_kib / 1024
         scores = [q["score"] for q in self.result["questions"].values()]
         self.result["total"] = sum(scores)
         self.result["max_total"] = sum(q["max_score"] for q in self.result["questions"].values())
-        temporary = self.out_dir / "results.json.tmp"
-        temporary.write_text(json.dumps(self.result, indent=1))
-        temporary.replace(self.out_dir / "results.json")
-        (self.out_dir / "grading.log").write_text("\n".join(self.log_lines) + "\n")
+        line = json.dumps({
+            "results": self.result,
+            "feedback": self.feedback(),
+            "log": "\n".join(self.log_lines) + "\n",
+            "output": self.output,
+        })  # fmt: skip
+        self.report.write(line.encode("ascii") + b"\n")
+        self.report.flush()
 
     def refuse(self, reason: str) -> None:
         self.result.update(status="UNGRADED", reason=reason, complete=True)
         self.log(f"UNGRADED: {reason}")
         self.save()
-        self.write_feedback()
 
     def read_cells(self) -> list[str] | None:
         try:
@@ -316,8 +386,7 @@ class Grader:
         except SubmissionError as error:
             self.refuse(str(error))
             return None
-        otter = notebook.metadata.get("otter")
-        name = otter.get("assignment_name") if isinstance(otter, dict) else None
+        name = notebook.assignment
         if name is None:
             self.refuse(
                 "missing otter metadata: the notebook has no metadata.otter.assignment_name "
@@ -327,12 +396,12 @@ class Grader:
         if name != self.lab:
             self.refuse(f"wrong lab: the notebook is {str(name)[:100]!r}, this is {self.lab!r}")
             return None
-        cells = [c.source for c in notebook.cells if c.cell_type == "code"]
+        cells = list(notebook.code_cells)
         self.result["code_sha256"] = code_digest(cells)
         return cells
 
     def grade(self) -> None:
-        self.log(f"grading {self.submission} for {self.lab} in a {self.kind} sandbox")
+        self.log(f"grading {os.fsdecode(self.submission)} for {self.lab} in a {self.kind} sandbox")
         cells = self.read_cells()
         if cells is None:
             return
@@ -340,29 +409,27 @@ class Grader:
         self.log(f"answers taken from the notebook: {sorted(answers)}")
         # hidden tests load ``hidden_tests.py`` from the working directory: the instructor's copy
         os.chdir(self.lab_dir / "autograder")
-        with tempfile.TemporaryDirectory(prefix="gpuperf-grade-") as tmp:
-            notebook = Notebook(
-                Path(tmp) / "scratch",
-                self.limits,
-                deadline=self.deadline,
-                cell_limit_s=self.cell_timeout_s,
-                kind=self.kind,
-                log=self.log,
+        notebook = Notebook(
+            None if self.kind == "bwrap" else self.scratch,
+            self.limits,
+            deadline=self.deadline,
+            cell_limit_s=self.cell_timeout_s,
+            kind=self.kind,
+            log=self.log,
+            box=self.box,
+        )
+        try:
+            self._grade(notebook, cells, references)
+        except Exception as error:  # keep what was graded; say what went wrong
+            self.log(f"grading stopped: {type(error).__name__}: {error}")
+            self.result["notes"].append(
+                f"grading stopped early: {type(error).__name__}: {quoted(str(error), 300)}"
             )
-            try:
-                self._grade(notebook, cells, references)
-            except Exception as error:  # keep what was graded; say what went wrong
-                self.log(f"grading stopped: {type(error).__name__}: {error}")
-                self.result["notes"].append(
-                    f"grading stopped early: {type(error).__name__}: {error}"
-                )
-                self.save()
-                self.write_feedback()
-            finally:
-                notebook.stop()
-                printed = notebook.output.text()  # from the sandbox's pipe, never from a file
-                if printed:
-                    (self.out_dir / "output.log").write_bytes(printed)
+        finally:
+            notebook.stop()
+            # from the sandbox's pipe, never from a file; control characters escaped
+            self.output = _readable_output(notebook.output.text())
+            self.save()
 
     def _grade(self, notebook: Notebook, cells: list[str], references: dict[str, Any]) -> None:
         # the notebook gets at most 70 % of the time; the tests need the rest
@@ -373,7 +440,7 @@ class Grader:
             self.refuse(f"the sandbox did not start: {error}")
             return
         # the sandbox's own view of the gpuperf sources before any student code ran
-        baseline, _, _ = notebook.canary()
+        baseline = notebook.canary().fingerprint
         if not isinstance(baseline, dict):
             baseline = {}
         # (only in the fallback, where the sources are a private, writable copy: under bwrap
@@ -383,21 +450,27 @@ class Grader:
         self.result["notes"] += notes
         self.result.update(status="GRADED", reason="")
         self.save()
-        for question, cases in self.questions.items():
-            entry = self.result["questions"][question]
-            for index, case in enumerate(cases):
-                passed, report = self._run_case(notebook, references, f"{question} {index}", case)
-                entry["cases"].append(
-                    {
+        # every public case before any hidden one: a public test's message (handed back) can
+        # then only show what the notebook knew before it saw a hidden test's inputs
+        for hidden in (False, True):
+            for question, cases in self.questions.items():
+                entry = self.result["questions"][question]
+                for index, case in enumerate(cases):
+                    if case.hidden != hidden:
+                        continue
+                    passed, report = self._run_case(
+                        notebook, references, f"{question} {index}", case
+                    )
+                    entry["cases"][index] = {
                         "hidden": case.hidden,
                         "points": case.points,
                         "passed": passed,
                         "output": "" if passed else report[-MAX_OUTPUT_CHARS:],
                     }
-                )
-                entry["score"] += case.points if passed else 0.0
-            self.log(f"{question}: {entry['score']:g}/{entry['max_score']:g}")
-            self.save()
+                    entry["score"] += case.points if passed else 0.0
+                if hidden:
+                    self.log(f"{question}: {entry['score']:g}/{entry['max_score']:g}")
+                self.save()
         changed = self._tampering(notebook, sources)
         if changed:
             self.result["tampering"] = changed
@@ -405,30 +478,44 @@ class Grader:
             self.log("tampering detected:\n  " + "\n  ".join(changed))
         if notebook.remaining() <= 0:
             self.result["notes"].append("the time limit was reached while grading")
+        if self.box is not None:
+            kills = self.box.oom_kills()
+            self.result["box"] = {"cpu_s": round(self.box.cpu_seconds(), 3), "oom_kills": kills,
+                                  "memory_peak_mb": self.box.memory_peak_mb()}  # fmt: skip
+            if kills:
+                self.result["notes"].append(
+                    f"the kernel stopped {kills} of the notebook's processes for want of memory "
+                    f"(its sandbox's share: {self.limits.memory_mb} MiB, files in /tmp and home "
+                    "included)"
+                )
         self.result["complete"] = True
-        self.save()
-        self.write_feedback()
 
     def _tampering(self, notebook: Notebook, sources: dict[str, str]) -> list[str]:
-        """What the canary found replaced (empty: nothing). A canary that cannot answer because
-        the submission's time is up is a note; one that answers with anything but an honest
-        fingerprint of this challenge (a hang, a crash, a reply that breaks the protocol, a
-        fingerprint copied before the patching) is tampering."""
+        """What the canary found replaced (empty: nothing). A canary that runs out of time
+        (counted in its sandbox's own CPU time, or the submission's deadline) or memory is a
+        note, never tampering; one that answers with anything but an honest fingerprint of
+        this challenge (a crash, an error, a reply that breaks the protocol, a fingerprint
+        copied before the patching) is tampering."""
         try:
-            fingerprint, challenge, has_torch = notebook.canary()
+            answer = notebook.canary()
         except Exception as error:  # the time limit was reached first: say so, do not guess
             self.result["notes"].append(f"the canary could not run: {error}")
             return []
-        if isinstance(fingerprint, dict) and set(fingerprint) == {"error"}:
-            if notebook.remaining() <= 0:
-                self.result["notes"].append("the canary could not run: the time limit was reached")
+        if answer.failure:
+            if answer.timeout:
+                self.result["notes"].append(
+                    f"{answer.failure}: tampering was not checked (a time-out, not tampering)"
+                )
                 return []
-            return [f"the canary did not answer: {str(fingerprint['error'])[:300]}"]
-        expected = canary.fingerprint(include_torch=has_torch, challenge=challenge)
+            if answer.memory:
+                self.result["notes"].append(f"{answer.failure}: tampering was not checked")
+                return []
+            return [f"the canary did not answer: {answer.failure}"]
+        expected = canary.fingerprint(include_torch=answer.torch, challenge=answer.challenge)
         expected = {k: v for k, v in expected.items() if not k.endswith(" sha256")}
         if self.kind != "bwrap":
             expected |= sources
-        return canary.differences(expected, fingerprint)
+        return canary.differences(expected, answer.fingerprint)
 
     def _run_case(
         self, notebook: Notebook, references: dict[str, Any], name: str, case: Case
@@ -439,48 +526,76 @@ class Grader:
         except BaseException as error:  # a test must never take the grader down
             return False, f"the test stopped: {type(error).__name__}: {error}"
 
-    def write_feedback(self) -> None:
-        """What the student may see: scores, public cases' messages, hidden cases' verdicts."""
+    def feedback(self) -> str:
+        """What the student may see: scores, public cases' messages (each line escaped), hidden
+        cases' verdicts; for tampering, only that it was found (the canary's findings may hold
+        what the notebook saw of hidden tests)."""
         result = self.result
         lines = [f"{self.lab} · {self.student}"]
         if result["status"] == "UNGRADED":
-            lines.append(f"Not graded: {result['reason']}")
+            reason = str(result["reason"])
+            if reason.startswith("tampering detected"):
+                reason = "tampering detected (your instructor has the details)"
+            lines.append(f"Not graded: {printable(reason, 500)}")
         else:
             lines.append(f"Score: {result.get('total', 0):g} / {result.get('max_total', 0):g}")
         for note in result["notes"]:
-            lines.append(f"Note: {note}")
+            lines.append(f"Note: {printable(note, 1000)}")
         for question, entry in result["questions"].items():
             lines.append("")
             lines.append(f"{question}: {entry['score']:g} / {entry['max_score']:g}")
             for number, case in enumerate(entry["cases"], start=1):
+                if case is None:
+                    continue
                 kind = "hidden test" if case["hidden"] else "public test"
                 verdict = "passed" if case["passed"] else "failed"
                 lines.append(f"  {kind} {number}: {verdict}")
                 if not case["passed"] and not case["hidden"]:
-                    lines += ["    " + line for line in case["output"].strip().splitlines()]
-        (self.out_dir / "feedback.txt").write_text("\n".join(lines) + "\n")
+                    lines += ["    " + printable(line, 500)
+                              for line in case["output"].strip().splitlines()]  # fmt: skip
+        return "\n".join(lines) + "\n"
+
+
+def _readable_output(data: bytes) -> str:
+    """What the notebook printed, as text a terminal shows as it is: invalid UTF-8 and every
+    control character but newlines and tabs escaped."""
+    text = data.decode("utf-8", "backslashreplace")
+    return "\n".join(
+        "\t".join(printable(part, len(part) or 1) for part in line.split("\t"))
+        for line in text.split("\n")
+    )
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m gpuperf.classroom.tester")
     parser.add_argument("lab_dir", type=Path)
-    parser.add_argument("submission", type=Path)
+    parser.add_argument("submission", type=os.fsencode)
     parser.add_argument("student")
-    parser.add_argument("out_dir", type=Path)
     parser.add_argument("--timeout", type=float, required=True)
     parser.add_argument("--cell-timeout", type=float, required=True)
     parser.add_argument("--memory", type=int, required=True)
+    parser.add_argument("--disk", type=int, default=sandbox.Limits.disk_mb)
     parser.add_argument("--sandbox", choices=["bwrap", "fallback"], default=None)
+    parser.add_argument("--box", default=None, help="the submission's cgroup (Box.spec())")
+    parser.add_argument("--scratch", type=Path, default=None, help="the fallback's home")
     args = parser.parse_args(argv)
+    # the report channel is the original stdout; anything else printed goes to stderr
+    report = os.fdopen(os.dup(1), "wb")
+    os.dup2(2, 1)
+    sys.stdout = open(1, "w", buffering=1, closefd=False)  # noqa: SIM115
     grader = Grader(
         args.lab_dir,
-        args.submission,
+        Path(os.fsdecode(args.submission)),
         args.student,
-        args.out_dir,
+        report,
         timeout_s=args.timeout,
         cell_timeout_s=args.cell_timeout,
-        limits=sandbox.Limits(memory_mb=args.memory, cpu_s=int(args.timeout) + 10),
+        limits=sandbox.Limits(
+            memory_mb=args.memory, cpu_s=int(args.timeout) + 10, disk_mb=args.disk
+        ),
         kind=args.sandbox,
+        box=None if args.box is None else Box.attach(args.box),
+        scratch=args.scratch,
     )
     grader.grade()
     return 0

@@ -23,7 +23,10 @@ bounded so that an answer cannot exhaust the grader's memory: one message is at 
 :data:`MAX_MESSAGE_BYTES` (a few hundred MB of Python objects at worst), nesting at most
 :data:`MAX_DEPTH` levels, and an array or tensor at most :data:`MAX_ELEMENTS` elements *as
 shaped*, so a stride-0 view (``torch.zeros(1).expand(2**28)``: one number in memory, 2**28 as
-seen) is refused before anything is expanded.
+seen) is refused before anything is expanded. What is lazy (a ``range``, a view) is counted
+as shaped against one budget of :data:`MAX_ELEMENTS` per message, so neither
+``range(40_000_000)`` (53 bytes on the wire) nor a list of a hundred small ranges can turn into
+gigabytes when a check converts it.
 """
 
 from __future__ import annotations
@@ -42,6 +45,8 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+
+from .._validate import show
 
 #: Largest message either side accepts (bytes of one JSON line). The labs' answers and the
 #: tensors a test hands to a kernel are a few kB to a few hundred kB.
@@ -71,6 +76,14 @@ class Handle:
     id: int
     type_name: str
     is_callable: bool
+
+    def __post_init__(self) -> None:
+        if type(self.id) is not int or not 1 <= self.id <= 2**53:
+            raise ValueError(f"id={show(self.id)} must be a handle number from 1 to 2**53")
+        if not isinstance(self.type_name, str):
+            raise TypeError(f"type_name={show(self.type_name)} must be a string")
+        if not isinstance(self.is_callable, bool):
+            raise TypeError(f"is_callable={show(self.is_callable)} must be True or False")
 
 
 def _npy(array: np.ndarray) -> str:
@@ -129,13 +142,23 @@ def _torch_kind(kind: type) -> str | None:
 
 
 def encode(value: Any, make_handle: Callable[[Any], Handle] | None = None, depth: int = 0) -> Any:
-    """``value`` as JSON-ready data; objects that are not data become handles (or an error)."""
+    """``value`` as JSON-ready data; objects that are not data become handles made by
+    ``make_handle`` (a callable; ``None``: an error). ``depth`` (0 … :data:`MAX_DEPTH`) is how
+    deep ``value`` already sits in the message."""
+    if make_handle is not None and not callable(make_handle):
+        raise TypeError(f"make_handle={show(make_handle)} must be a callable or None")
+    if type(depth) is not int or not 0 <= depth <= MAX_DEPTH + 1:
+        raise ValueError(f"depth={show(depth)} must be an int from 0 to {MAX_DEPTH}")
+    return _encode(value, make_handle, depth)
+
+
+def _encode(value: Any, make_handle: Callable[[Any], Handle] | None, depth: int) -> Any:
     if depth > MAX_DEPTH:
         raise WireError(f"nested deeper than {MAX_DEPTH} levels")
     kind = type(value)
 
     def inner(item: Any) -> Any:
-        return encode(item, make_handle, depth + 1)
+        return _encode(item, make_handle, depth + 1)
 
     if value is None or kind in (bool, str, float):
         return value  # floats as JSON numbers: repr round-trips them, NaN and ±inf included
@@ -187,6 +210,8 @@ def encode(value: Any, make_handle: Callable[[Any], Handle] | None = None, depth
     if make_handle is None:
         raise WireError(f"a {kind.__name__} cannot be sent by value")
     handle = make_handle(value)
+    if not isinstance(handle, Handle):
+        raise TypeError(f"make_handle returned {show(handle)}, not a Handle")
     return {"~": "handle", "id": handle.id, "type": handle.type_name, "call": handle.is_callable}
 
 
@@ -229,17 +254,46 @@ def decode(
     device: Any = None,
     depth: int = 0,
 ) -> Any:
-    """Inverse of :func:`encode`: data only; handles go through ``resolve_handle``."""
+    """Inverse of :func:`encode`: data only; handles go through ``resolve_handle`` (a callable;
+    ``None``: a handle is an error). ``device`` is where tensors from a GPU go (``None``: the
+    CPU); ``depth`` (0 … :data:`MAX_DEPTH`) how deep ``data`` sits in its message. Lazy values
+    (ranges, tensor views) may hold :data:`MAX_ELEMENTS` elements as shaped in all."""
+    if resolve_handle is not None and not callable(resolve_handle):
+        raise TypeError(f"resolve_handle={show(resolve_handle)} must be a callable or None")
+    if type(depth) is not int or not 0 <= depth <= MAX_DEPTH + 1:
+        raise ValueError(f"depth={show(depth)} must be an int from 0 to {MAX_DEPTH}")
+    if device is not None and type(device).__name__ != "device" and not isinstance(device, str):
+        raise TypeError(f"device={show(device)} must be a torch device, its name or None")
+    return _decode(data, resolve_handle, device, depth, [MAX_ELEMENTS])
+
+
+def _spend(budget: list[int], count: int, what: str) -> None:
+    """Take ``count`` elements of a message's budget for lazy values, or refuse the message."""
+    if count > budget[0]:
+        raise WireError(
+            f"{what} of {count} elements is over the limit of {MAX_ELEMENTS} elements as shaped "
+            "in one message"
+        )
+    budget[0] -= count
+
+
+def _decode(
+    data: Any,
+    resolve_handle: Callable[[Handle], Any] | None,
+    device: Any,
+    depth: int,
+    budget: list[int],
+) -> Any:
     if depth > MAX_DEPTH:
         raise WireError(f"nested deeper than {MAX_DEPTH} levels")
     if data is None or type(data) in (bool, int, float, str):
         return data
     if type(data) is not dict or "~" not in data:
-        raise WireError(f"unexpected {type(data).__name__} in a message")
+        raise WireError(f"unexpected {type(data).__name__} in a message: {show(data)}")
     kind, raw = data["~"], data.get("v")
 
     def inner(item: Any) -> Any:
-        return decode(item, resolve_handle, device=device, depth=depth + 1)
+        return _decode(item, resolve_handle, device, depth + 1, budget)
 
     try:
         if kind == "bigint":
@@ -261,7 +315,9 @@ def decode(
         if kind in ("slice", "range"):
             start, stop, step = (inner(v) for v in raw)
             if kind == "range":
-                return range(int(start), int(stop), int(step))
+                lazy = range(int(start), int(stop), int(step))
+                _spend(budget, len(lazy), "a range")
+                return lazy
             return slice(start, stop, step)
         if kind == "type" and raw in BUILTIN_TYPES:
             return getattr(builtins, raw)
@@ -290,7 +346,7 @@ def decode(
                 raise WireError(f"not a device: {raw!r}")
             return torch.device(raw)
         if kind == "tensor":
-            return _decode_tensor(data, raw, device)
+            return _decode_tensor(data, raw, device, budget)
         if kind == "handle":
             if resolve_handle is None:
                 raise WireError("a handle where only data is allowed")
@@ -302,7 +358,7 @@ def decode(
     raise WireError(f"unknown value kind {kind!r}")
 
 
-def _decode_tensor(data: dict[str, Any], raw: Any, device: Any) -> Any:
+def _decode_tensor(data: dict[str, Any], raw: Any, device: Any, budget: list[int]) -> Any:
     import torch
 
     dtype = getattr(torch, str(data["dtype"]).removeprefix("torch."), None)
@@ -317,6 +373,7 @@ def _decode_tensor(data: dict[str, Any], raw: Any, device: Any) -> Any:
         if offset < 0 or any(n < 0 for n in size + stride):
             raise WireError(f"bad tensor view {view!r}")
         _check_elements(size)  # before the view exists: shapes are compared, never expanded
+        _spend(budget, math.prod(size), "a tensor view")
         tensor = tensor.as_strided(size, stride, offset)  # checked against the buffer
     if data.get("grad") and tensor.is_floating_point() and tensor.is_leaf:
         tensor.requires_grad_()
@@ -324,11 +381,15 @@ def _decode_tensor(data: dict[str, Any], raw: Any, device: Any) -> Any:
 
 
 def dumps(message: dict[str, Any]) -> bytes:
-    """One message as one line of JSON (NaN and infinity allowed)."""
+    """One message (a dict) as one line of JSON (NaN and infinity allowed)."""
+    if type(message) is not dict:
+        raise TypeError(f"message={show(message)} must be a dict (one message)")
     try:
         line = json.dumps(message, separators=(",", ":")).encode() + b"\n"
     except RecursionError:
         raise WireError("a message nested too deeply to encode") from None
+    except (TypeError, ValueError) as error:  # a value that is not JSON: not encoded data
+        raise WireError(f"message={show(message)} holds what JSON cannot hold: {error}") from None
     if len(line) > MAX_MESSAGE_BYTES:
         raise WireError(f"message of {len(line)} bytes is over the {MAX_MESSAGE_BYTES}-byte limit")
     return line
@@ -337,6 +398,8 @@ def dumps(message: dict[str, Any]) -> bytes:
 def loads(line: bytes) -> dict[str, Any]:
     """Parse one line; anything but a JSON object is a :class:`WireError` (never another
     exception: a reply nested deeply enough to exhaust the parser's stack is one too)."""
+    if not isinstance(line, bytes | bytearray):
+        raise TypeError(f"line={show(line)} must be bytes (one line of the protocol)")
     if len(line) > MAX_MESSAGE_BYTES:
         raise WireError(f"message of {len(line)} bytes is over the {MAX_MESSAGE_BYTES}-byte limit")
     try:
