@@ -618,6 +618,8 @@ GOOD_CALLS: dict[str, Callable[[], dict[str, Any]]] = {
                                                     "frac_copy_bw": 0.97}]},
     "bench.format_targets": lambda: {"results": gpuperf.bench.evaluate_targets([])},
     "bench.format_table": lambda: {"measurements": []},
+    "bench.ThisGPU.report": lambda: {"name": "matmul", "op": gpuperf.cost.matmul(64, 64, 64),
+                                     "precision": "fp16", "measured_s": 1e-5},
     "bench.measure_seconds": lambda: {"fn": lambda: None},
     "bench.relative_error": lambda: {"out": _randn(4), "ref": _randn(4) * 1.001},
     "bench.Prepared": lambda: {"kernel": lambda: None},
@@ -965,8 +967,7 @@ NOT_CALLED: dict[str, str] = {
 #: is removed as it is fixed. Some UNCLEAR/CRASH entries of the ``check_*`` functions are a
 #: CheckError that names the student's answer (`t`) rather than the argument: that is the
 #: grader's message by design, and the grading work decides whether the contract differs there.
-KNOWN_FAILURES: dict[str, str] = {
-}
+KNOWN_FAILURES: dict[str, str] = {}
 
 # --- the class grader (gpuperf.classroom, issue 39) ---------------------------------------------
 # Every public entry point of the class grader is swept like the calculators. What would start a
