@@ -366,3 +366,86 @@ def test_each_level_names_its_own_chips_part():
     a100 = {level.rung: level.part for level in memory.bandwidth_ladder("A100-80GB")}
     assert a100["HBM"] == "HBM2e" and a100["chip-to-chip"].startswith("NVLink 3")
     assert a100["host link"].startswith("PCIe Gen4")
+
+
+# --- the two newer rungs: distributed shared memory (Hopper) and tensor memory (Blackwell) ------
+
+
+def test_default_ladder_has_no_new_rungs():
+    rungs = [level.rung for level in memory.bandwidth_ladder("B200")]
+    assert "tensor memory" not in rungs and "distributed shared memory" not in rungs
+
+
+def test_b200_ladder_gains_tensor_memory_and_distributed_shared_memory():
+    ladder = memory.bandwidth_ladder("B200", cluster_and_tensor_memory=True)
+    rungs = [level.rung for level in ladder]
+    assert rungs[:5] == [
+        "registers",
+        "tensor memory",
+        "shared memory / L1",
+        "distributed shared memory",
+        "L2",
+    ]
+    by_rung = {level.rung: level for level in ladder}
+    # PTX ISA: 128 lanes × 512 columns of 32-bit cells per SM = 256 KiB; 148 SMs on an HGX B200.
+    assert by_rung["tensor memory"].capacity_bytes == 256 * 1024 * 148
+    # As large as the register file: 64K 32-bit registers per SM.
+    assert by_rung["tensor memory"].capacity_bytes == by_rung["registers"].capacity_bytes
+    # One portable cluster: 8 CTAs × 227 KB (the largest shared memory of one block).
+    assert by_rung["distributed shared memory"].capacity_bytes == 8 * 227 * 1024
+    for rung in ("tensor memory", "distributed shared memory"):
+        assert by_rung[rung].bandwidth_bytes_per_s is None
+        assert "not published" in by_rung[rung].source
+    assert "7× faster" in by_rung["distributed shared memory"].source
+
+
+def test_hopper_has_clusters_but_no_tensor_memory_and_ampere_has_neither():
+    h100 = {lv.rung: lv for lv in memory.bandwidth_ladder("H100", cluster_and_tensor_memory=True)}
+    assert h100["tensor memory"].part == "none" and h100["tensor memory"].capacity_bytes is None
+    assert h100["distributed shared memory"].capacity_bytes == 8 * 227 * 1024
+    a100 = {lv.rung: lv for lv in memory.bandwidth_ladder("A100", cluster_and_tensor_memory=True)}
+    assert a100["distributed shared memory"].part == "none"
+    # Every GPU gets the same rungs, so two chips' ladders line up row by row.
+    assert list(h100) == list(a100)
+    # A 12.0 part has clusters, but no sourced limits: unknown, not "none".
+    rtx = {
+        lv.rung: lv for lv in memory.bandwidth_ladder("RTX-5090", cluster_and_tensor_memory=True)
+    }
+    assert rtx["distributed shared memory"].part is None
+    assert rtx["distributed shared memory"].capacity_bytes is None
+    with pytest.raises(TypeError, match="cluster_and_tensor_memory"):
+        memory.bandwidth_ladder("H100", cluster_and_tensor_memory="yes")
+
+
+def test_cluster_shared_memory_follows_the_tuning_guides():
+    # "The maximum portable cluster size supported is 8; however, NVIDIA Hopper H100 GPU allows
+    # for a nonportable cluster size of 16 by opting in" (and the same words for the B200).
+    portable = memory.cluster_shared_memory("H100-SXM")
+    assert (portable.cluster_size, portable.portable_limit, portable.non_portable_limit) == (
+        8,
+        8,
+        16,
+    )
+    assert portable.portable and portable.total_bytes == 8 * 232448
+    assert portable.remote_fraction == 7 / 8
+    big = memory.cluster_shared_memory("B200", 16)
+    assert not big.portable and big.total_bytes == 16 * 232448  # 3.5 MiB
+    assert memory.cluster_shared_memory("B200", 1).remote_fraction == 0
+    with pytest.raises(ValueError, match=r"cluster_size=17"):
+        memory.cluster_shared_memory("H100", 17)
+    with pytest.raises(ValueError, match=r"cluster_size=0"):
+        memory.cluster_shared_memory("H100", 0)
+    with pytest.raises(ValueError, match=r"no sourced thread-block cluster limits.*H100"):
+        memory.cluster_shared_memory("A100")
+    with pytest.raises(ValueError, match="per_cta_bytes"):
+        memory.ClusterSharedMemory("H100-SXM", 8, 0, 8, 16, "HOPPER-TG")
+
+
+def test_cluster_and_dsmem_sources_are_in_the_bibliography():
+    from pathlib import Path
+
+    bib = (Path(__file__).resolve().parents[1] / "references.bib").read_text()
+    keys = {source for *_, source in hardware.CLUSTER_SIZE_LIMITS.values()}
+    keys.add(hardware.DSMEM_EXCHANGE_SPEEDUP[1])
+    for key in keys:
+        assert f"{{{key}," in bib

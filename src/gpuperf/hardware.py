@@ -126,6 +126,21 @@ SPECIAL_FUNCTION_OPS_PER_S: Mapping[str, tuple[float, str]] = MappingProxyType(
     }
 )
 
+#: Thread-block clusters, by compute capability: (largest portable cluster, largest cluster a
+#: kernel may opt in to with ``cudaFuncAttributeNonPortableClusterSizeAllowed``, source), in
+#: CTAs. The CTAs of a cluster run on SMs of one GPC and read, write and do atomics on one
+#: another's shared memory (distributed shared memory) over the SM-to-SM network. Both tuning
+#: guides: "The maximum portable cluster size supported is 8; however, NVIDIA Hopper H100 [and
+#: Blackwell B200] GPU allows for a nonportable cluster size of 16 by opting in".
+CLUSTER_SIZE_LIMITS: Mapping[tuple[int, int], tuple[int, int, str]] = MappingProxyType(
+    {(9, 0): (8, 16, "HOPPER-TG"), (10, 0): (8, 16, "BLACKWELL-TG")}
+)
+
+#: The one figure NVIDIA gives for distributed shared memory's speed, a ratio and not a rate:
+#: "Compared to using global memory, DSMEM accelerates data exchange between thread blocks by
+#: about 7x" (H100-WP). NVIDIA publishes no DSMEM bandwidth or latency.
+DSMEM_EXCHANGE_SPEEDUP = (7.0, "H100-WP")
+
 _T, _G = 1e12, 1e9
 
 #: The SM-model fields: all present (an NVIDIA GPU with a sourced SM model) or all ``None``.
@@ -1516,7 +1531,9 @@ def chip_from_device_name(device_name: str) -> Chip | None:
 
 
 __all__ = [
+    "CLUSTER_SIZE_LIMITS",
     "DEVICE_NAMES",
+    "DSMEM_EXCHANGE_SPEEDUP",
     "MAX_REGISTERS_PER_THREAD",
     "MAX_THREADS_PER_BLOCK",
     "NETWORK_BANDWIDTH",

@@ -22,7 +22,14 @@ from above (n½ ≤ n at f = ½, n/9 at f = 0.9); reading it *as* n½ overstates
 **The ladder.** Registers → shared memory/L1 → L2 → HBM → links off the chip → network →
 storage: each level bigger and slower. :func:`bandwidth_ladder` reads every number from the
 :class:`~gpuperf.hardware.Chip`; what the chip table does not know (L2 or register bandwidth,
-network, storage) the caller passes in, with its source, or it stays ``None``.
+network, storage) the caller passes in, with its source, or it stays ``None``. Two rungs are
+new since 2022 and appear when asked for (``cluster_and_tensor_memory=True``): Hopper's
+*distributed shared memory* (the CTAs of a thread-block cluster reach one another's shared
+memory over the SM-to-SM network; :func:`cluster_shared_memory` counts what one cluster can
+address) and Blackwell's *tensor memory* (256 KiB per SM beside the tensor cores, where
+``tcgen05`` MMAs keep their accumulators). NVIDIA publishes no bandwidth or latency for either,
+so those stay ``None``; the one speed figure it gives for DSMEM is a ratio, "about 7x" faster
+than exchanging data through global memory (:data:`gpuperf.hardware.DSMEM_EXCHANGE_SPEEDUP`).
 
 Limits: coalescing ignores L1 caching across warps and the shared-memory bank model; the transfer
 model has no pipelining or contention term.
@@ -46,7 +53,14 @@ from ._validate import (
     power_of_two,
     real_array,
 )
-from .hardware import MAX_THREADS_PER_BLOCK, WARP_SIZE, Chip
+from .hardware import (
+    CLUSTER_SIZE_LIMITS,
+    DSMEM_EXCHANGE_SPEEDUP,
+    MAX_THREADS_PER_BLOCK,
+    TENSOR_MEMORY_PER_SM,
+    WARP_SIZE,
+    Chip,
+)
 
 #: Element sizes a single load instruction can move per thread (1-byte to 128-bit loads).
 ELEMENT_BYTES = (1, 2, 4, 8, 16)
@@ -330,6 +344,7 @@ def bandwidth_ladder(
     host_bandwidth: float | None = None,
     network_bandwidth: float | None = None,
     storage_bandwidth: float | None = None,
+    cluster_and_tensor_memory: bool = False,
 ) -> tuple[Level, ...]:
     """The memory ladder of ``chip``, closest to the math units first.
 
@@ -340,6 +355,13 @@ def bandwidth_ladder(
     levels are ordered by typical speed; a 400 Gb/s NIC can outrun an old PCIe link, so the order
     is the usual one, not a sort. ``host_bandwidth``
     overrides the datasheet host link (e.g. a measured 14.2 GB/s). A TPU has no SM levels.
+
+    ``cluster_and_tensor_memory=True`` adds two rungs on every GPU, with ``None`` where the chip
+    lacks them: **tensor memory** after the registers (lanes × columns × 4 B per SM × SMs,
+    :data:`gpuperf.hardware.TENSOR_MEMORY_PER_SM`), and **distributed shared memory** after
+    shared memory, whose capacity is what *one cluster* addresses (largest portable cluster ×
+    shared memory per block, :func:`cluster_shared_memory`): it is the same SRAM as the rung
+    above, reached from another SM. Their bandwidths are ``None``: not published.
     """
     found = hardware.chip(chip)
     register_bandwidth = _optional("register_bandwidth", register_bandwidth)
@@ -347,6 +369,7 @@ def bandwidth_ladder(
     host_bandwidth = _optional("host_bandwidth", host_bandwidth)
     network_bandwidth = _optional("network_bandwidth", network_bandwidth)
     storage_bandwidth = _optional("storage_bandwidth", storage_bandwidth)
+    new_rungs = flag("cluster_and_tensor_memory", cluster_and_tensor_memory)
     given = "given by the caller"
     unknown = "not in the chip table"
     levels: list[Level] = []
@@ -361,6 +384,8 @@ def bandwidth_ladder(
                 + (given if register_bandwidth is not None else unknown),
             )
         )
+        if new_rungs:
+            levels.append(_tensor_memory_level(found))
         levels.append(
             Level(
                 "shared memory / L1",
@@ -371,6 +396,8 @@ def bandwidth_ladder(
                 "(Chip.shared_memory_bandwidth)",
             )
         )
+        if new_rungs:
+            levels.append(_distributed_shared_memory_level(found))
     if found.l2_bytes is not None or l2_bandwidth is not None:
         levels.append(
             Level(
@@ -417,13 +444,136 @@ def bandwidth_ladder(
     return tuple(levels)
 
 
+_NOT_PUBLISHED = "bandwidth and latency: not published by NVIDIA"
+
+
+def _tensor_memory_level(found: Chip) -> Level:
+    cc = found.compute_capability
+    if cc not in TENSOR_MEMORY_PER_SM:
+        # Data-center Blackwell (10.x) has it; 10.3's size is not in the table. Others have none.
+        if cc is not None and cc[0] == 10:
+            return Level("tensor memory", None, None, f"not in the chip table for {found.name}")
+        return Level("tensor memory (none)", None, None, f"no tensor memory on {found.name}")
+    lanes, columns, source = TENSOR_MEMORY_PER_SM[cc]
+    assert found.sm_count
+    return Level(
+        "tensor memory",
+        float(lanes * columns * 4 * found.sm_count),
+        None,
+        f"capacity: {lanes} lanes × {columns} columns × 4 B per SM × SMs ({source}); "
+        + _NOT_PUBLISHED,
+    )
+
+
+def _distributed_shared_memory_level(found: Chip) -> Level:
+    cc = found.compute_capability
+    if cc not in CLUSTER_SIZE_LIMITS:
+        # Clusters exist from compute capability 9.0 on; limits are sourced for 9.0 and 10.0.
+        if cc is not None and cc >= (9, 0):
+            return Level(
+                "distributed shared memory",
+                None,
+                None,
+                f"cluster limits of compute capability {cc[0]}.{cc[1]} not in the chip table",
+            )
+        return Level(
+            "distributed shared memory (none)",
+            None,
+            None,
+            f"no thread-block clusters on {found.name} (compute capability below 9.0)",
+        )
+    cluster = cluster_shared_memory(found)
+    speedup, speedup_source = DSMEM_EXCHANGE_SPEEDUP
+    return Level(
+        "distributed shared memory",
+        float(cluster.total_bytes),
+        None,
+        f"capacity: what one cluster addresses, {cluster.cluster_size} CTAs (largest portable "
+        f"cluster, {cluster.source}) × shared memory per block; {_NOT_PUBLISHED}, which reports "
+        f"data exchange about {speedup:g}× faster than through global memory ({speedup_source})",
+    )
+
+
+@dataclass(frozen=True)
+class ClusterSharedMemory:
+    """Shared memory one thread-block cluster can address through distributed shared memory."""
+
+    chip_name: str
+    cluster_size: int
+    per_cta_bytes: int
+    portable_limit: int
+    non_portable_limit: int
+    source: str
+
+    def __post_init__(self) -> None:
+        name_string("chip_name", self.chip_name)
+        name_string("source", self.source)
+        positive_int("portable_limit", self.portable_limit)
+        positive_int("non_portable_limit", self.non_portable_limit, self.portable_limit)
+        positive_int("cluster_size", self.cluster_size, 1, self.non_portable_limit)
+        positive_int("per_cta_bytes", self.per_cta_bytes)
+
+    @property
+    def total_bytes(self) -> int:
+        """cluster_size × the largest shared memory one CTA (block) may allocate."""
+        return self.cluster_size * self.per_cta_bytes
+
+    @property
+    def portable(self) -> bool:
+        """Whether the cluster launches without opting in to a non-portable size."""
+        return self.cluster_size <= self.portable_limit
+
+    @property
+    def remote_fraction(self) -> float:
+        """Share of the cluster's shared memory that lives on other SMs: (n − 1)/n."""
+        return (self.cluster_size - 1) / self.cluster_size
+
+
+def cluster_shared_memory(
+    chip: str | Chip, cluster_size: int | None = None
+) -> ClusterSharedMemory:
+    """Shared memory a cluster of ``cluster_size`` CTAs (one per SM) reaches on ``chip``.
+
+    Default: the largest portable cluster (8 CTAs). Up to 16 needs the non-portable opt-in
+    (Hopper and Blackwell tuning guides). A chip without sourced cluster limits (before compute
+    capability 9.0 there are no clusters) raises ``ValueError`` naming the chips that have them.
+    """
+    found = hardware.chip(chip)
+    limits = CLUSTER_SIZE_LIMITS.get(found.compute_capability or (0, 0))
+    if limits is None:
+        with_limits = [
+            c.name for c in hardware.chips() if c.compute_capability in CLUSTER_SIZE_LIMITS
+        ]
+        raise ValueError(
+            f"chip={found.name!r} (compute capability {found.compute_capability}) has no "
+            f"sourced thread-block cluster limits; chips that do: {', '.join(with_limits)}"
+        )
+    portable, non_portable, source = limits
+    size = (
+        portable
+        if cluster_size is None
+        else positive_int("cluster_size", cluster_size, 1, non_portable)
+    )
+    assert found.shared_memory_per_block_bytes
+    return ClusterSharedMemory(
+        chip_name=found.name,
+        cluster_size=size,
+        per_cta_bytes=found.shared_memory_per_block_bytes,
+        portable_limit=portable,
+        non_portable_limit=non_portable,
+        source=source,
+    )
+
+
 __all__ = [
     "ELEMENT_BYTES",
+    "ClusterSharedMemory",
     "Coalescing",
     "Level",
     "TransferModel",
     "allreduce_algorithm_bandwidth",
     "bandwidth_ladder",
+    "cluster_shared_memory",
     "coalescing",
     "effective_bandwidth",
     "fit_transfer_model",
