@@ -1065,6 +1065,18 @@ GOOD_CALLS |= {
     "classroom.trees.remove_tree": lambda: {"path": _tmp_dir()},
     "classroom.trees.Entry": lambda: {"path": Path("a/b.ipynb"), "kind": "file", "depth": 2},
 }  # fmt: skip
+
+# Issue 37 (NVLink domains): an all-to-all over 4 domains of 8 GPUs.
+GOOD_CALLS |= {
+    "collectives.domain_all_to_all": lambda: {
+        "message_bytes": 1e8, "gpus_per_domain": 8, "domains": 4, "intra_bandwidth": 9e11,
+        "inter_bandwidth": 5e10,
+    },
+    "collectives.DomainAllToAll": lambda: {
+        "message_bytes": 1e8, "gpus_per_domain": 8, "domains": 4, "intra_bandwidth": 9e11,
+        "inter_bandwidth": 5e10,
+    },
+}  # fmt: skip
 REFUSED_ONLY |= {
     "classroom.main": "the class-grading command line",
     "classroom.grade.main": "the class-grading command line",

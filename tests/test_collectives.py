@@ -420,3 +420,60 @@ def test_ddp_bucket_sizes_are_pytorchs():
         pytest.skip("torch built without distributed")
     assert co.DDP_FIRST_BUCKET_BYTES == dist._DEFAULT_FIRST_BUCKET_BYTES
     assert torch.__version__  # the constant is read from the installed PyTorch
+
+
+# --- NVLink domains: HGX nodes, a GB200 NVL72 rack, and the network between domains ----------
+
+
+def test_nvlink_domains_come_from_the_datasheets():
+    by_gpus = {(d.chip_name, d.gpus): d for d in co.nvlink_domains()}
+    nvl72 = by_gpus[("GB200", 72)]
+    # Blackwell datasheet: 72 GPUs in one NVLink domain, NVLink 5 at 1.8 TB/s per GPU (both
+    # directions), so 900 GB/s per direction; 130 TB/s for the rack (72 × 1.8 = 129.6).
+    assert nvl72.bandwidth == 1.8e12 / 2
+    assert nvl72.gpus * 2 * nvl72.bandwidth == pytest.approx(129.6e12)
+    assert by_gpus[("B200", 8)].bandwidth == 900e9
+    assert by_gpus[("H100-SXM", 8)].bandwidth == 450e9
+    with pytest.raises(ValueError, match="gpus=1"):
+        co.NVLinkDomain("one GPU", "B200", 1, "BW-DS")
+    with pytest.raises(KeyError):
+        co.NVLinkDomain("no such chip", "Z100", 8, "BW-DS")
+
+
+def test_domain_all_to_all_splits_bytes_by_destination():
+    # 8 HGX nodes of 8 GPUs over one 400 Gb/s NIC each: of S, 7/64 stay in the node (NVLink
+    # 5) and 56/64 leave it (NIC); the NIC's share sets the time.
+    s = 64e6
+    a = co.domain_all_to_all(s, 8, 8, 900e9, 50e9)
+    assert a.ranks == 64
+    assert a.intra_bytes == pytest.approx(7 / 64 * s)
+    assert a.inter_bytes == pytest.approx(56 / 64 * s)
+    assert a.time_s == pytest.approx(56e6 / 50e9)  # 1.12 ms
+    assert a.bottleneck == "network"
+    # The same 64 ranks inside one NVL72 domain: (p − 1)/p · S over NVLink, no NIC.
+    b = co.domain_all_to_all(s, 64, 1, 900e9)
+    assert b.inter_bytes == 0 and b.bottleneck == "NVLink"
+    assert b.time_s == pytest.approx(63 / 64 * s / 900e9)
+    # Inside one domain the bus bandwidth is the link itself: S/t · (p − 1)/p = B.
+    assert b.bus_bandwidth == pytest.approx(900e9)
+    assert a.time_s / b.time_s == pytest.approx((56 / 50e9) / (63 / 900e9))
+
+
+def test_domain_all_to_all_agrees_with_the_moe_count_inside_one_domain():
+    tokens, d_model, top_k, p = 4096, 7168, 8, 64
+    moe = co.moe_all_to_all(tokens, d_model, top_k, p, 900e9, "fp8", "fp8")
+    a = co.domain_all_to_all(tokens * top_k * d_model * 1.0, p, 1, 900e9)
+    assert a.intra_bytes == pytest.approx(moe.dispatch_bytes)
+    assert a.time_s == pytest.approx(moe.dispatch_bytes / 900e9)
+
+
+def test_domain_all_to_all_rejects_nonsense():
+    with pytest.raises(ValueError, match="inter_bandwidth=None"):
+        co.domain_all_to_all(1e6, 8, 2, 900e9)
+    with pytest.raises(ValueError, match="must be ≥ 2"):
+        co.domain_all_to_all(1e6, 1, 1, 900e9)
+    with pytest.raises(ValueError, match="gpus_per_domain=73"):
+        co.domain_all_to_all(1e6, 73, 1, 900e9)
+    with pytest.raises(ValueError, match="inter_bandwidth=0"):
+        co.domain_all_to_all(1e6, 8, 2, 900e9, 0)
+    assert co.domain_all_to_all(0, 8, 2, 900e9, 50e9).bus_bandwidth == 0

@@ -66,6 +66,14 @@ per layer: every token is sent to the ranks holding its experts (dispatch) and t
 outputs are sent back (combine); with uniform routing over p ranks a (p − 1)/p share of the
 copies leaves the rank.
 
+**NVLink domains.** The GPUs that NVLink switches join reach one another at their full NVLink
+rate; beyond the domain, traffic goes through each GPU's NIC. An HGX node is an 8-GPU domain; a
+GB200 NVL72 rack is one 72-GPU domain of fifth-generation NVLink (:func:`nvlink_domains`).
+:func:`domain_all_to_all` splits an all-to-all's bytes by where they go: of the S bytes a rank
+holds for p ranks, (g − 1)/p · S go to the other g − 1 GPUs of its domain over NVLink and
+(p − g)/p · S leave it through its NIC, both at once, so the slower share sets the time. An
+expert-parallel group that fits in one domain sends nothing through the NICs.
+
 Limits: one flat ring or tree over identical links (or two levels of them); no contention; an
 in-switch reduction only where asked for; and, except in :mod:`gpuperf.nccl`, communication
 kernels are assumed not to slow the computation they overlap with.
@@ -702,6 +710,136 @@ def moe_all_to_all(
     )
 
 
+# ---------------------------------------------------------------------------- NVLink domains
+
+
+@dataclass(frozen=True)
+class NVLinkDomain:
+    """GPUs joined by NVLink switches: ``gpus`` of ``chip_name``, each at its NVLink rate."""
+
+    label: str
+    chip_name: str
+    gpus: int
+    source: str
+
+    def __post_init__(self) -> None:
+        name_string("label", self.label)
+        chip(self.chip_name)
+        positive_int("gpus", self.gpus, 2, MAX_GPUS_PER_NODE)
+        name_string("source", self.source)
+
+    @property
+    def bandwidth(self) -> float:
+        """Each GPU's NVLink bandwidth, bytes/s per direction (the hardware table)."""
+        found = chip(self.chip_name).interconnect_bandwidth
+        assert found is not None
+        return found
+
+
+@cache
+def nvlink_domains() -> tuple[NVLinkDomain, ...]:
+    """The NVLink domains the course compares: an HGX H100 node (8 GPUs, NVLink 4; the
+    Playbook's AWS p5 nodes), an HGX B200 node (8 GPUs, NVLink 5) and a GB200 NVL72 rack (72
+    GPUs in one NVLink 5 domain), as NVIDIA's Blackwell datasheet gives the last two."""
+    return (
+        NVLinkDomain("HGX H100 (8 GPUs, NVLink 4)", "H100-SXM", 8, "PLAYBOOK"),
+        NVLinkDomain("HGX B200 (8 GPUs, NVLink 5)", "B200", 8, "BW-DS"),
+        NVLinkDomain("GB200 NVL72 (72 GPUs, NVLink 5)", "GB200", 72, "NVL72-DS"),
+    )
+
+
+@dataclass(frozen=True)
+class DomainAllToAll:
+    """An all-to-all of ``message_bytes`` per rank over ``domains`` NVLink domains of
+    ``gpus_per_domain`` GPUs each (p = g · n ranks; uniform: S/p bytes to every rank)."""
+
+    message_bytes: float
+    gpus_per_domain: int
+    domains: int
+    intra_bandwidth: float
+    inter_bandwidth: float | None
+
+    def __post_init__(self) -> None:
+        positive_float("message_bytes", self.message_bytes, allow_zero=True)
+        positive_int("gpus_per_domain", self.gpus_per_domain, 1, MAX_GPUS_PER_NODE)
+        positive_int("domains", self.domains, 1)
+        if self.ranks < 2:
+            raise ValueError(
+                f"gpus_per_domain={self.gpus_per_domain} × domains={self.domains} must be ≥ 2"
+            )
+        positive_float("intra_bandwidth", self.intra_bandwidth)
+        if self.inter_bandwidth is not None:
+            positive_float("inter_bandwidth", self.inter_bandwidth)
+        elif self.domains > 1:
+            raise ValueError(
+                f"inter_bandwidth=None: domains={self.domains} > 1 need a NIC bandwidth (bytes/s)"
+            )
+
+    @property
+    def ranks(self) -> int:
+        return self.gpus_per_domain * self.domains
+
+    @property
+    def intra_bytes(self) -> float:
+        """Bytes a rank sends to the other GPUs of its domain: (g − 1)/p · S."""
+        return (self.gpus_per_domain - 1) / self.ranks * self.message_bytes
+
+    @property
+    def inter_bytes(self) -> float:
+        """Bytes a rank sends out of its domain, through its NIC: (p − g)/p · S."""
+        return (self.ranks - self.gpus_per_domain) / self.ranks * self.message_bytes
+
+    @property
+    def intra_s(self) -> float:
+        return self.intra_bytes / self.intra_bandwidth
+
+    @property
+    def inter_s(self) -> float:
+        if self.inter_bandwidth is None:
+            return 0.0
+        return self.inter_bytes / self.inter_bandwidth
+
+    @property
+    def time_s(self) -> float:
+        """NVLink and the NIC send at once: the larger of the two bandwidth terms."""
+        return max(self.intra_s, self.inter_s)
+
+    @property
+    def bottleneck(self) -> str:
+        """``"network"`` if the NIC's share takes longer, else ``"NVLink"``."""
+        return "network" if self.inter_s > self.intra_s else "NVLink"
+
+    @property
+    def bus_bandwidth(self) -> float:
+        """What nccl-tests would print: S/t · (p − 1)/p."""
+        if not self.time_s:
+            return 0.0
+        return self.message_bytes / self.time_s * bus_bandwidth_factor("all-to-all", self.ranks)
+
+
+def domain_all_to_all(
+    message_bytes: float,
+    gpus_per_domain: int,
+    domains: int,
+    intra_bandwidth: float,
+    inter_bandwidth: float | None = None,
+) -> DomainAllToAll:
+    """All-to-all of ``message_bytes`` per rank over ``domains`` × ``gpus_per_domain`` GPUs.
+
+    ``intra_bandwidth``: each GPU's NVLink, ``inter_bandwidth``: its NIC, both bytes/s per
+    direction; one domain needs no NIC. A bandwidth model (no latency, no contention): a
+    ceiling for what a real all-to-all reaches.
+    """
+    inter = None if inter_bandwidth is None else positive_float("inter_bandwidth", inter_bandwidth)
+    return DomainAllToAll(
+        message_bytes=positive_float("message_bytes", message_bytes, allow_zero=True),
+        gpus_per_domain=positive_int("gpus_per_domain", gpus_per_domain, 1, MAX_GPUS_PER_NODE),
+        domains=positive_int("domains", domains, 1),
+        intra_bandwidth=positive_float("intra_bandwidth", intra_bandwidth),
+        inter_bandwidth=inter,
+    )
+
+
 @dataclass(frozen=True)
 class Link:
     """A link a rank sends over: ``bandwidth`` bytes/s per direction, from the hardware table."""
@@ -752,9 +890,11 @@ __all__ = [
     "BucketedAllReduce",
     "CollectiveTime",
     "DataParallelStep",
+    "DomainAllToAll",
     "HierarchicalAllReduce",
     "Link",
     "MoEAllToAll",
+    "NVLinkDomain",
     "algorithm_bandwidth",
     "bucketed_allreduce",
     "bus_bandwidth",
@@ -763,11 +903,13 @@ __all__ = [
     "collective_time_curve",
     "data_parallel_collectives",
     "data_parallel_step",
+    "domain_all_to_all",
     "exposed_time",
     "half_bandwidth_message_bytes",
     "hierarchical_allreduce",
     "links",
     "moe_all_to_all",
+    "nvlink_domains",
     "ring_tree_crossover_bytes",
     "step_latency_from_collective_latency",
     "steps",
