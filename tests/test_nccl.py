@@ -197,3 +197,82 @@ def test_nccl_refuses_nonsense():
     with pytest.raises(ValueError, match="nodes=2 with hardware='network' must be ranks=8"):
         nccl.ring_latency_s("LL", "all-reduce", 8, "network", nodes=2)
     assert co.bus_bandwidth_factor("all-reduce", 8) == 1.75
+
+
+# --- copy-engine (zero-SM) collectives, NCCL 2.28 ----------------------------------------------
+
+
+def test_copy_engine_collectives_are_the_four_of_the_release_notes():
+    # NCCL 2.28.3 release notes (2025-10-06): "To enable the feature for ncclAllGather,
+    # ncclAlltoAll, ncclGather, ncclScatter, register buffers into symmetric windows and use the
+    # NCCL_CTA_POLICY_ZERO flag".
+    for collective in nccl.NCCL_COLLECTIVES:
+        check = nccl.copy_engine_collective(collective)
+        assert check.uses_copy_engines == (
+            collective in ("all-gather", "all-to-all", "gather", "scatter")
+        )
+        assert check.sms == ("no SM" if check.uses_copy_engines else "SMs (channels)")
+    # The reducing collectives are not among them.
+    reasons = nccl.copy_engine_collective("all-reduce").reasons
+    assert len(reasons) == 1 and "not a copy-engine collective" in reasons[0]
+    assert nccl.CTA_POLICIES["zero"] == 2  # NCCL_CTA_POLICY_ZERO 0x02 in nccl.h
+
+
+def test_every_missing_condition_is_named():
+    check = nccl.copy_engine_collective(
+        "all-gather",
+        nvlink_domains=2,
+        symmetric_windows=False,
+        cta_policy="default",
+        cuda_version=(12, 4),
+        nccl_version=(2, 27, 3),
+    )
+    assert not check.uses_copy_engines and len(check.reasons) == 5
+    text = " ".join(check.reasons)
+    for part in ("2.27.3", "nvlink_domains=2", "symmetric windows", "CTA_POLICY_ZERO", "12.4"):
+        assert part in text
+    # One condition at a time.
+    assert nccl.copy_engine_collective("all-to-all", cta_policy="efficiency").reasons == (
+        "cta_policy='efficiency': needs NCCL_CTA_POLICY_ZERO",
+    )
+    assert not nccl.copy_engine_collective("scatter", cuda_version=(12, 4)).uses_copy_engines
+
+
+def test_across_nvlink_domains_from_2_30_7_for_all_gather_and_all_to_all():
+    # NCCL 2.30.7: "hierarchical zero-SM collectives (AllGather and All2all) that use RMA CPU
+    # proxy for inter-node communication and Copy Engines for intra-node communication".
+    new = (2, 30, 7)
+    assert not nccl.copy_engine_collective("all-gather", 4).uses_copy_engines
+    assert nccl.copy_engine_collective("all-gather", 4, nccl_version=new).uses_copy_engines
+    assert nccl.copy_engine_collective("all-to-all", 4, nccl_version=new).uses_copy_engines
+    assert not nccl.copy_engine_collective("gather", 4, nccl_version=new).uses_copy_engines
+
+
+def test_copy_engine_check_rejects_nonsense():
+    with pytest.raises(ValueError, match="collective='allreduce'"):
+        nccl.copy_engine_collective("allreduce")
+    with pytest.raises(ValueError, match="nvlink_domains=0"):
+        nccl.copy_engine_collective("all-gather", 0)
+    with pytest.raises(TypeError, match="symmetric_windows='yes'"):
+        nccl.copy_engine_collective("all-gather", symmetric_windows="yes")
+    with pytest.raises(ValueError, match="cta_policy='none'"):
+        nccl.copy_engine_collective("all-gather", cta_policy="none")
+    with pytest.raises(ValueError, match=r"cuda_version=12\.5"):
+        nccl.copy_engine_collective("all-gather", cuda_version=12.5)
+    with pytest.raises(ValueError, match="nccl_version"):
+        nccl.copy_engine_collective("all-gather", nccl_version=(2, 28))
+    with pytest.raises(ValueError, match="uses_copy_engines"):
+        nccl.CopyEngineCheck("all-gather", True, ("a reason",))
+
+
+def test_zero_channels_overlap_perfectly_and_blackwell_halved_its_ctas():
+    # A copy-engine collective holds no SM: compute is not stretched, overlap = max of the two.
+    o = nccl.overlap_with_channels(10e-3, 4e-3, 0, "B200")
+    assert o.slowdown == 1 and o.sm_fraction == 0
+    assert o.overlapped_s == pytest.approx(10e-3)
+    # 2.28.3: "Decreased max CTA count from 32 to 16 on Blackwell ... SM overhead is decreased
+    # by 50%": on a B200's 148 SMs, 32/148 → 16/148.
+    before, after = nccl.BLACKWELL_MAX_CTAS.values()
+    assert (before, after) == (32, 16)
+    sms = nccl.overlap_with_channels(1.0, 1.0, after, "B200").sm_count
+    assert after / sms == pytest.approx(0.5 * before / sms)

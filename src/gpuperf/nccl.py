@@ -47,6 +47,20 @@ collective, which then has the remaining SMs only:
 with running one after the other. DeepSeek-V3 gave 20 of an H800's 132 SMs to communication
 (§3.2.2 of its report).
 
+**Copy-engine collectives (NCCL 2.28, October 2025).** A GPU's copy engines are DMA units that
+move bytes between memories without an SM. NCCL 2.28.3 (release notes of 2025-10-06) runs
+``ncclAllGather``, ``ncclAlltoAll``, ``ncclGather`` and ``ncclScatter`` on them "within a single
+(MN)NVL domain" when the buffers are registered in symmetric windows and the communicator's
+``CTAPolicy`` is ``NCCL_CTA_POLICY_ZERO``, to "free up SM capacity for the application to do
+computation at the same time"; its source takes that path only for one node and CUDA 12.5 or
+later, and its example says the path has higher peak bandwidth for large messages and higher
+latency for small ones. Collectives that reduce (all-reduce, reduce-scatter) are not among them.
+NCCL 2.30.7 (2026) adds hierarchical zero-SM all-gather and all-to-all across nodes (copy
+engines inside the node, a CPU proxy across). :func:`copy_engine_collective` checks the
+conditions; :func:`overlap_with_channels` with ``channels=0`` is such a collective. The same
+2.28.3 release cut NCCL's largest CTA count on Blackwell from 32 to 16
+(:data:`BLACKWELL_MAX_CTAS`), halving the SMs a kernel-based collective may take there.
+
 Limits: a model of NCCL's own model, ring algorithm only, no per-channel caps (LL's cap is
 per communicator, not per channel); compute is assumed to scale with the SMs it gets.
 """
@@ -417,9 +431,132 @@ def _sms(the_chip: Chip) -> int:
     return the_chip.sm_count
 
 
+# ------------------------------------------------------------------ copy-engine collectives
+
+#: Collectives of NCCL's API, as this module names them.
+NCCL_COLLECTIVES: tuple[str, ...] = (
+    "all-reduce",
+    "all-gather",
+    "reduce-scatter",
+    "all-to-all",
+    "broadcast",
+    "reduce",
+    "gather",
+    "scatter",
+)
+#: NCCL 2.28.3 release notes (2025-10-06): "To enable the feature for ncclAllGather,
+#: ncclAlltoAll, ncclGather, ncclScatter, register buffers into symmetric windows and use the
+#: NCCL_CTA_POLICY_ZERO flag"; ``src/ce_coll.cc`` at v2.28.3-1 implements these four.
+CE_COLLECTIVES: tuple[str, ...] = ("all-gather", "all-to-all", "gather", "scatter")
+#: First general-access release with copy-engine collectives (2.28.1 was early access).
+CE_FIRST_VERSION: tuple[int, int, int] = (2, 28, 3)
+#: ``src/ce_coll.cc`` at v2.28.3-1: "CE is supported in CUDA 12.5 and later".
+CE_MIN_CUDA: tuple[int, int] = (12, 5)
+#: NCCL 2.30.7 release notes: "hierarchical zero-SM collectives (AllGather and All2all) that use
+#: RMA CPU proxy for inter-node communication and Copy Engines for intra-node communication".
+CE_MULTI_NODE_VERSION: tuple[int, int, int] = (2, 30, 7)
+CE_MULTI_NODE_COLLECTIVES: tuple[str, ...] = ("all-gather", "all-to-all")
+#: ``ncclConfig_t.CTAPolicy`` values (``nccl.h`` at v2.28.3-1): NCCL_CTA_POLICY_DEFAULT 0,
+#: _EFFICIENCY 1, _ZERO 2.
+CTA_POLICIES: Mapping[str, int] = MappingProxyType({"default": 0, "efficiency": 1, "zero": 2})
+#: Largest CTA (channel) count NCCL gives a collective on Blackwell, before and from 2.28.3:
+#: "Decreased max CTA count from 32 to 16 on Blackwell ... SM overhead is decreased by 50%"
+#: (release notes; ``NCCL_MAX_CTAS=32`` restores the old behaviour).
+BLACKWELL_MAX_CTAS: Mapping[str, int] = MappingProxyType({"before 2.28.3": 32, "2.28.3": 16})
+
+
+def _version(name: str, value: object, length: int) -> tuple[int, ...]:
+    if (
+        not isinstance(value, tuple)
+        or len(value) != length
+        or not all(isinstance(v, int) and not isinstance(v, bool) and v >= 0 for v in value)
+    ):
+        raise ValueError(f"{name}={value!r} must be a tuple of {length} integers ≥ 0")
+    return value
+
+
+@dataclass(frozen=True)
+class CopyEngineCheck:
+    """Whether NCCL runs ``collective`` on the copy engines (no SM), and what stops it if not."""
+
+    collective: str
+    uses_copy_engines: bool
+    reasons: tuple[str, ...]
+
+    def __post_init__(self) -> None:
+        choice("collective", self.collective, NCCL_COLLECTIVES)
+        if not isinstance(self.reasons, tuple) or not all(
+            isinstance(r, str) and r for r in self.reasons
+        ):
+            raise ValueError(f"reasons={self.reasons!r} must be a tuple of non-empty strings")
+        if bool(self.uses_copy_engines) == bool(self.reasons) or not isinstance(
+            self.uses_copy_engines, bool
+        ):
+            raise ValueError(
+                f"uses_copy_engines={self.uses_copy_engines!r} must be True exactly when "
+                f"reasons is empty (reasons={self.reasons!r})"
+            )
+
+    @property
+    def sms(self) -> str:
+        """What the collective's data movement occupies: ``"no SM"`` or ``"SMs (channels)"``."""
+        return "no SM" if self.uses_copy_engines else "SMs (channels)"
+
+
+def copy_engine_collective(
+    collective: str,
+    nvlink_domains: int = 1,
+    symmetric_windows: bool = True,
+    cta_policy: str = "zero",
+    cuda_version: tuple[int, int] = CE_MIN_CUDA,
+    nccl_version: tuple[int, int, int] = CE_FIRST_VERSION,
+) -> CopyEngineCheck:
+    """NCCL's conditions for a copy-engine (zero-SM) collective, each one that fails named.
+
+    From NCCL 2.28.3: one of :data:`CE_COLLECTIVES`, within one NVLink domain
+    (``nvlink_domains == 1``: an HGX node, or a whole multi-node NVLink rack such as a GB200
+    NVL72, the "(MN)NVL domain" of the release notes), both buffers registered as symmetric
+    windows, ``CTAPolicy`` zero, CUDA ≥ 12.5. From 2.30.7 all-gather and all-to-all also span
+    domains (copy engines inside each, a CPU proxy between them). (2.29.2 also switches large
+    all-gathers on Blackwell to copy engines by itself; that size threshold is not published,
+    so it is not modelled.)
+    """
+    collective = choice("collective", collective, NCCL_COLLECTIVES)
+    domains = positive_int("nvlink_domains", nvlink_domains, 1, MAX_NODES)
+    if not isinstance(symmetric_windows, bool):
+        raise TypeError(f"symmetric_windows={symmetric_windows!r} must be True or False")
+    cta_policy = choice("cta_policy", cta_policy, tuple(CTA_POLICIES))
+    cuda = _version("cuda_version", cuda_version, 2)
+    version = _version("nccl_version", nccl_version, 3)
+    reasons = []
+    if version < CE_FIRST_VERSION:
+        reasons.append(
+            f"NCCL {'.'.join(map(str, version))} predates copy-engine collectives (2.28.3)"
+        )
+    if collective not in CE_COLLECTIVES:
+        reasons.append(
+            f"{collective} is not a copy-engine collective (only {', '.join(CE_COLLECTIVES)})"
+        )
+    if domains > 1 and not (
+        version >= CE_MULTI_NODE_VERSION and collective in CE_MULTI_NODE_COLLECTIVES
+    ):
+        reasons.append(
+            f"nvlink_domains={domains}: only within one NVLink domain (across domains from "
+            "2.30.7, and then for all-gather and all-to-all only)"
+        )
+    if not symmetric_windows:
+        reasons.append("buffers not registered as symmetric windows (ncclCommWindowRegister)")
+    if cta_policy != "zero":
+        reasons.append(f"cta_policy={cta_policy!r}: needs NCCL_CTA_POLICY_ZERO")
+    if cuda < CE_MIN_CUDA:
+        reasons.append(f"CUDA {cuda[0]}.{cuda[1]}: needs 12.5 or later")
+    return CopyEngineCheck(collective, not reasons, tuple(reasons))
+
+
 @dataclass(frozen=True)
 class ChannelOverlap:
-    """Compute overlapped with a collective whose ``channels`` CTAs each hold one SM."""
+    """Compute overlapped with a collective whose ``channels`` CTAs each hold one SM
+    (``channels=0``: a copy-engine collective, which holds none)."""
 
     compute_s: float
     communication_s: float
@@ -430,7 +567,7 @@ class ChannelOverlap:
         positive_float("compute_s", self.compute_s, allow_zero=True)
         positive_float("communication_s", self.communication_s, allow_zero=True)
         positive_int("sm_count", self.sm_count)
-        positive_int("channels", self.channels, 1, min(MAX_CHANNELS, self.sm_count - 1))
+        positive_int("channels", self.channels, 0, min(MAX_CHANNELS, self.sm_count - 1))
 
     @property
     def sm_fraction(self) -> float:
@@ -471,31 +608,42 @@ def overlap_with_channels(
     """Overlap ``compute_s`` of SM work with a collective that holds ``channels`` SMs.
 
     While the collective runs, compute has SMs − channels SMs and progresses at that share of
-    its rate; afterwards it has them all. 20 of 132 SMs stretch compute by 132/112 = 1.18×.
+    its rate; afterwards it has them all. 20 of 132 SMs stretch compute by 132/112 = 1.18×;
+    ``channels=0`` (a copy-engine collective, :func:`copy_engine_collective`) stretches nothing.
     """
     the_chip = chip(chip_name)
     sms = _sms(the_chip)
     return ChannelOverlap(
         compute_s=positive_float("compute_s", compute_s, allow_zero=True),
         communication_s=positive_float("communication_s", communication_s, allow_zero=True),
-        channels=positive_int("channels", channels, 1, min(MAX_CHANNELS, sms - 1)),
+        channels=positive_int("channels", channels, 0, min(MAX_CHANNELS, sms - 1)),
         sm_count=sms,
     )
 
 
 __all__ = [
+    "BLACKWELL_MAX_CTAS",
+    "CE_COLLECTIVES",
+    "CE_FIRST_VERSION",
+    "CE_MIN_CUDA",
+    "CE_MULTI_NODE_COLLECTIVES",
+    "CE_MULTI_NODE_VERSION",
+    "CTA_POLICIES",
     "DEFAULT_LL_MAX_BUS_BANDWIDTH",
     "HARDWARE",
     "LL_MAX_BUS_BANDWIDTH_NODES",
     "LL_MAX_BUS_BANDWIDTH_ONE_NODE",
     "MAX_CHANNELS",
     "MAX_NODES",
+    "NCCL_COLLECTIVES",
     "NET_OVERHEAD_S",
     "NVLINK_BANDWIDTH_PER_LINK",
     "PROTOCOLS",
     "ChannelOverlap",
+    "CopyEngineCheck",
     "Protocol",
     "ProtocolTime",
+    "copy_engine_collective",
     "fastest_protocol",
     "ll_max_bus_bandwidth",
     "overlap_with_channels",
