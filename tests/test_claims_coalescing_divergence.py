@@ -28,6 +28,16 @@ def _cells(path: Path):
     return nbformat.read(path, as_version=4).cells
 
 
+def _markdown_with(path: Path, text: str) -> str:
+    """The one Markdown cell of ``path`` that contains ``text``."""
+    (cell,) = [c.source for c in _cells(path) if c.cell_type == "markdown" and text in c.source]
+    return cell
+
+
+def _answers() -> str:
+    return _markdown_with(DIVERGENCE, "<details><summary>Answer")
+
+
 def _measure_it_code(path: Path) -> str:
     """The code cell right after the "Measure it on your GPU" heading."""
     cells = _cells(path)
@@ -52,7 +62,7 @@ def test_measure_it_uses_this_gpus_own_row_and_the_non_tensor_roof(path):
 
 
 def test_answer_4_gives_the_run_length_rule_not_the_repeat_period():
-    answers = _cells(DIVERGENCE)[17].source
+    answers = _answers()
     start = answers.index("\n4. {glue:text}`d35_p24")
     item = answers[start : answers.index("\n5. ", start)]
     assert "shorter" in item and "than a warp" in item
@@ -70,21 +80,27 @@ def test_answer_8_call_cost_is_bounded_by_the_fusion_pages_h100_run():
     listing = 2 * 72  # 1,152 PTX fma / 16 calls = 72 FMAs (R3 "what checked out")
     assert 80 < call_bound < listing  # ≈ 89 FLOPs per call (R3, finding 7)
     assert a100.ridge_point("fp32") < call_bound  # so ITERS = 8 is compute-bound either way
-    markdown = _cells(DIVERGENCE)[17].source
+    markdown = _answers()
     assert "{glue:text}`d35_call_bound" in markdown and "03_2_fusion" in markdown
 
 
 def test_masks_are_predication_not_divergence():
-    takeaways = _cells(DIVERGENCE)[17].source
+    takeaways = _answers()
     assert "divergence at the edges" not in takeaways
     mask_line = takeaways[takeaways.index("- Masks in Triton") :].split("\n- ")[0]
     assert "predication" in mask_line and "no warp diverges" in mask_line
-    kernels_text = _cells(DIVERGENCE)[8].source
+    kernels_text = _markdown_with(DIVERGENCE, "## The kernels, run for real")
     assert "exactly what the hardware does" not in kernels_text
     assert "predication" in kernels_text
 
 
 def test_the_intro_names_independent_thread_scheduling():
-    intro = _cells(DIVERGENCE)[0].source
+    intro = _markdown_with(DIVERGENCE, "# 3.5 · Control divergence")
     assert "independent thread scheduling" in intro and "__syncwarp" in intro
     assert "CUDAPG-SIMT" in intro
+
+
+def test_warp_specialisation_is_taught_with_its_sources():
+    section = _markdown_with(DIVERGENCE, "## Divergence on purpose: warp specialisation")
+    assert "FA3" in section and "CUTLASS-WS" in section
+    assert "{glue:text}`d35_ws_diverged" in section

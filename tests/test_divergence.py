@@ -107,3 +107,14 @@ def test_the_repeat_period_is_not_the_rule():
     assert divergence.periodic_branch(n, 40).diverged_fraction == pytest.approx(0.6)
     assert divergence.periodic_branch(n, 24).diverged_fraction == 1
     assert divergence.periodic_branch(n, 96).diverged_fraction == 0
+
+
+@pytest.mark.parametrize("warpgroups", [1, 2, 3, 4])
+def test_roles_of_whole_warpgroups_never_split_a_warp(warpgroups):
+    """3.5's warp-specialisation section: a branch on threadIdx.x / 128 is uniform per warp."""
+    roles = divergence.warp_divergence(np.arange(128 * warpgroups) // 128)
+    assert roles.diverged_fraction == 0
+    # Problem 9, by hand: roles of 80 threads split warps 2 (64–95) and 7 (224–255) of 12.
+    if warpgroups == 3:
+        eighty = divergence.warp_divergence(np.arange(384) // 80)
+        assert np.flatnonzero(eighty.paths_per_warp > 1).tolist() == [2, 7]
