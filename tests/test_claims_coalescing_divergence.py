@@ -104,3 +104,22 @@ def test_warp_specialisation_is_taught_with_its_sources():
     section = _markdown_with(DIVERGENCE, "## Divergence on purpose: warp specialisation")
     assert "FA3" in section and "CUTLASS-WS" in section
     assert "{glue:text}`d35_ws_diverged" in section
+
+
+def _glued(path: Path) -> dict[str, str]:
+    values = {}
+    for cell in _cells(path):
+        for out in cell.get("outputs", []):
+            record = out.get("metadata", {}).get("scrapbook")
+            if record:
+                values[record["name"]] = out["data"]["application/papermill.record/text/plain"]
+    return values
+
+
+def test_256_bit_loads_agree_between_1_1_and_3_4():
+    """1.1 and 3.4 both state what a warp's 256-bit load asks for: 32 lanes × 32 B."""
+    peak = _glued(ROOT / "chapters/01_1_peak_and_parallelism.ipynb")
+    coalescing = _glued(COALESCING)
+    assert peak["p11_warp_bytes32"] == coalescing["w256_warp_bytes"] == "'1,024 B'"
+    assert peak["p11_warp_bytes16"] == coalescing["w128_warp_bytes"] == "'512 B'"
+    assert coalescing["a9_sectors"] == f"'{2**26 * 4 // 32:,}'"
