@@ -655,6 +655,7 @@ GOOD_CALLS: dict[str, Callable[[], dict[str, Any]]] = {
     "warpspec.compiled": lambda: {"case": "matmul", "target": "sm_80"},
     "warpspec.CompiledFacts.registers": lambda: {"action": "inc"},
     "divergence.branch_cost": lambda: {"n": 1024, "iters": 4, "paths": 2.0},
+    "banks.warp_access": lambda: {"words": list(range(0, 64, 2))},
     "hardware.chip": lambda: {"name": "H100-SXM"},
     "inference.decode_step": lambda: {"config": gpuperf.inference.ILLUSTRATIVE, "batch": 4,
                                       "context_len": 4096, "chip_name": "H100-SXM"},

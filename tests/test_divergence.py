@@ -75,3 +75,46 @@ def test_branch_cost_paths_must_be_a_number_in_range():
     for bad in (True, "2", float("nan"), 0.5, 33):
         with pytest.raises(ValueError, match="paths="):
             divergence.branch_cost(1024, 4, bad)
+
+
+@pytest.mark.parametrize("period", range(1, 130))
+def test_a_warp_diverges_exactly_when_a_path_boundary_falls_inside_it(period):
+    """Review 2026-12 (R3, finding 4): the rule is the run length, not the repeat period.
+
+    3.5's answer 4 once said a branch diverges in every warp because its pattern repeats every
+    2p threads, "not a multiple of 32". Derived by hand: warp w covers threads 32w … 32w+31 and
+    runs both paths iff some multiple of p lies in 32w+1 … 32w+31.
+    """
+    n = 32 * 2 * 3 * 5 * 7 * 11  # whole warps, many patterns' worth
+    fast = divergence.periodic_branch(n, period).paths_per_warp
+    by_hand = [
+        2 if any(t % period == 0 for t in range(32 * w + 1, 32 * w + 32)) else 1
+        for w in range(n // 32)
+    ]
+    assert fast.tolist() == by_hand
+    fraction = divergence.periodic_branch(n, period).diverged_fraction
+    if period < 32:  # runs shorter than a warp: a boundary inside every warp
+        assert fraction == 1
+    if period % 32 == 0:  # boundaries only on warp edges
+        assert fraction == 0
+
+
+def test_the_repeat_period_is_not_the_rule():
+    """p = 48 repeats every 96 threads (a multiple of 32) yet splits a third of the warps;
+    p = 40 repeats every 80 (not a multiple) and splits 60 %, not all of them."""
+    n = 32 * 3 * 5 * 1024  # whole cycles of both patterns (3 and 5 warps)
+    assert divergence.periodic_branch(n, 48).diverged_fraction == pytest.approx(1 / 3)
+    assert divergence.periodic_branch(n, 40).diverged_fraction == pytest.approx(0.6)
+    assert divergence.periodic_branch(n, 24).diverged_fraction == 1
+    assert divergence.periodic_branch(n, 96).diverged_fraction == 0
+
+
+@pytest.mark.parametrize("warpgroups", [1, 2, 3, 4])
+def test_roles_of_whole_warpgroups_never_split_a_warp(warpgroups):
+    """3.5's warp-specialisation section: a branch on threadIdx.x / 128 is uniform per warp."""
+    roles = divergence.warp_divergence(np.arange(128 * warpgroups) // 128)
+    assert roles.diverged_fraction == 0
+    # Problem 9, by hand: roles of 80 threads split warps 2 (64–95) and 7 (224–255) of 12.
+    if warpgroups == 3:
+        eighty = divergence.warp_divergence(np.arange(384) // 80)
+        assert np.flatnonzero(eighty.paths_per_warp > 1).tolist() == [2, 7]

@@ -238,8 +238,10 @@ def test_coalescing_rejects_other_bad_inputs():
         memory.coalescing(offset=-1)
     with pytest.raises(ValueError, match=r"offset=2.5"):
         memory.coalescing(offset=2.5)
-    for bad in (3, 0, 32, True, 4.5, "4"):
-        with pytest.raises(ValueError, match=r"element_bytes=.* must be one of 1, 2, 4, 8, 16"):
+    for bad in (3, 0, 64, True, 4.5, "4"):  # 32 is a 256-bit load (sm_100+): accepted
+        with pytest.raises(
+            ValueError, match=r"element_bytes=.* must be one of 1, 2, 4, 8, 16, 32"
+        ):
             memory.coalescing(element_bytes=bad)
     with pytest.raises(ValueError, match=r"warp_size=0"):
         memory.coalescing(warp_size=0)
@@ -449,3 +451,20 @@ def test_cluster_and_dsmem_sources_are_in_the_bibliography():
     keys.add(hardware.DSMEM_EXCHANGE_SPEEDUP[1])
     for key in keys:
         assert f"{{{key}," in bib
+
+
+def test_a_256_bit_load_is_one_whole_sector_per_lane():
+    """By hand: 32 lanes × 32 B = 1024 B per warp instruction (128-bit: 512 B), i.e. 32 sectors in
+    8 lines; each lane's 32-byte access is one aligned sector, so a stride in whole vectors
+    wastes no sector bytes (a 128-bit load at stride 2 uses half of each sector it touches)."""
+    from gpuperf import parallelism
+
+    assert memory.WIDE_ACCESS_BYTES == parallelism.WIDE_LOAD_BYTES == 32
+    wide, v4 = memory.coalescing(1, 0, 32), memory.coalescing(1, 0, 16)
+    assert (wide.bytes_requested, v4.bytes_requested) == (1024, 512)
+    assert (wide.transactions, wide.cache_lines, v4.transactions, v4.cache_lines) == (32, 8, 16, 4)
+    assert wide.efficiency == v4.efficiency == 1
+    for stride in (2, 3, 8, 32):
+        assert memory.coalescing(stride, 0, 32).efficiency == 1
+        assert memory.coalescing(stride, 0, 32).transactions == 32
+    assert memory.coalescing(2, 0, 16).efficiency == 0.5

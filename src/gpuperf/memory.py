@@ -64,6 +64,13 @@ from .hardware import (
 
 #: Element sizes a single load instruction can move per thread (1-byte to 128-bit loads).
 ELEMENT_BYTES = (1, 2, 4, 8, 16)
+#: A 256-bit (32-byte) load per thread: global memory, compute capability 10.0 and later with
+#: PTX ISA 8.8 (LLVM NVPTX, PR 139292; :data:`gpuperf.parallelism.WIDE_LOAD_BYTES`). One such
+#: lane's access is exactly one 32-byte sector. Accepted by :func:`coalescing`; the explorer's
+#: element sizes stay :data:`ELEMENT_BYTES`.
+WIDE_ACCESS_BYTES = 32
+#: Every per-lane access size :func:`coalescing` counts.
+ACCESS_BYTES = (*ELEMENT_BYTES, WIDE_ACCESS_BYTES)
 
 
 @dataclass(frozen=True)
@@ -88,10 +95,8 @@ class Coalescing:
         for label in ("stride", "warp_size", "sector_bytes", "line_bytes", "cache_lines"):
             positive_int(label, getattr(self, label), maximum=MAX_PRODUCT)
         positive_int("offset", self.offset, minimum=0, maximum=MAX_PRODUCT)
-        if self.element_bytes not in ELEMENT_BYTES or isinstance(self.element_bytes, bool):
-            raise ValueError(
-                f"element_bytes={self.element_bytes!r} must be one of {ELEMENT_BYTES}"
-            )
+        if self.element_bytes not in ACCESS_BYTES or isinstance(self.element_bytes, bool):
+            raise ValueError(f"element_bytes={self.element_bytes!r} must be one of {ACCESS_BYTES}")
         for label in ("addresses", "sectors"):
             if not isinstance(getattr(self, label), tuple):
                 raise TypeError(f"{label}={getattr(self, label)!r} must be a tuple of ints")
@@ -132,16 +137,18 @@ def coalescing(
     """Sectors and cache lines one warp's load touches when lane i reads ``offset + i·stride``.
 
     ``stride`` and ``offset`` are in elements. fp32: stride 1 → 4 sectors (efficiency 1.0);
-    offset 1 → 5 (0.8); stride 2 → 8 (0.5); stride ≥ 8 → 32 (0.125).
+    offset 1 → 5 (0.8); stride 2 → 8 (0.5); stride ≥ 8 → 32 (0.125). ``element_bytes`` is what
+    one lane loads: an element, or a vector of them — 16 for a 128-bit load, 32
+    (:data:`WIDE_ACCESS_BYTES`) for a 256-bit one, which fills one sector per lane at any stride.
 
     ``stride`` must be ≥ 1: a stride of 0 (every lane reading one element) is a broadcast, served
     by one sector, whose "efficiency" would exceed 1 under this definition, so it is rejected.
     """
     stride = positive_int("stride", stride)
     offset = positive_int("offset", offset, minimum=0)
-    if isinstance(element_bytes, bool) or element_bytes not in ELEMENT_BYTES:
+    if isinstance(element_bytes, bool) or element_bytes not in ACCESS_BYTES:
         raise ValueError(
-            f"element_bytes={element_bytes!r} must be one of {', '.join(map(str, ELEMENT_BYTES))}"
+            f"element_bytes={element_bytes!r} must be one of {', '.join(map(str, ACCESS_BYTES))}"
         )
     element_bytes = int(element_bytes)
     # One address per lane is built below: bound the warp so a typo cannot hang the call.
@@ -566,7 +573,9 @@ def cluster_shared_memory(
 
 
 __all__ = [
+    "ACCESS_BYTES",
     "ELEMENT_BYTES",
+    "WIDE_ACCESS_BYTES",
     "ClusterSharedMemory",
     "Coalescing",
     "Level",
