@@ -219,6 +219,12 @@ MEASUREMENTS: tuple[Measurement, ...] = (
     _M("FlashAttention-3 forward, fp16, best case", 740 * _T, "FLOP/s", "H100-SXM",
        "FA3 paper's attention benchmark (75 % of the dense peak); its FP8 forward reaches "
        "close to 1.2 PFLOP/s", "FA3"),
+    # FlashAttention-4's abstract: up to 1613 TFLOP/s (their "71 % utilization") for the BF16
+    # forward pass on a B200, up to 1.3× cuDNN 9.13 and 2.7× Triton; the authors' Together AI
+    # blog post gives 1605 TFLOP/s for the same claim. The paper's figure is kept.
+    _M("FlashAttention-4 forward, bf16, best case", 1613 * _T, "FLOP/s", "B200",
+       "FA4 paper's attention benchmark; up to 1.3× cuDNN 9.13 and 2.7× Triton on the same "
+       "B200 (the authors' blog post reports 1605 TFLOP/s)", "FA4"),
     # --- decoding at batch 1 (tokens per second of one sequence) -------------------------------
     # gpt-fast's README (commit 0f925b5): Llama-2-7B, batch 1, a 5-token prompt, one A100-80GB
     # power-limited to 330 W, compiled with torch.compile (mode "reduce-overhead": CUDA graphs).
