@@ -222,6 +222,16 @@ MEASUREMENTS: tuple[Measurement, ...] = (
     # FlashAttention-4's abstract: up to 1613 TFLOP/s (their "71 % utilization") for the BF16
     # forward pass on a B200, up to 1.3× cuDNN 9.13 and 2.7× Triton; the authors' Together AI
     # blog post gives 1605 TFLOP/s for the same claim. The paper's figure is kept.
+    # tritonbench at one shape (batch 4, 16 heads, N = 4096, d = 128), from the test plan of
+    # pytorch/benchmark commit ff65cb6 (2024-07-23): Triton's tutorial FlashAttention-2 kernel
+    # 458.359 TFLOP/s and FlashAttention-3 590.233. The commit names no GPU and no data type;
+    # FA3 runs only on Hopper, so the chip is left unnamed rather than guessed.
+    _M("Triton tutorial FA-2 forward, tritonbench, B4 H16 N4096 d128", 458.359 * _T, "FLOP/s",
+       None, "tritonbench --op flash_attention --d-head 128 on an unnamed Hopper GPU, "
+       "pytorch/benchmark commit ff65cb6", "PTBENCH-FA3"),
+    _M("FA3 forward, tritonbench, B4 H16 N4096 d128", 590.233 * _T, "FLOP/s", None,
+       "tritonbench --op flash_attention --d-head 128 on an unnamed Hopper GPU, "
+       "pytorch/benchmark commit ff65cb6", "PTBENCH-FA3"),
     _M("FlashAttention-4 forward, bf16, best case", 1613 * _T, "FLOP/s", "B200",
        "FA4 paper's attention benchmark; up to 1.3× cuDNN 9.13 and 2.7× Triton on the same "
        "B200 (the authors' blog post reports 1605 TFLOP/s)", "FA4"),
