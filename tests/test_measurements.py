@@ -76,7 +76,7 @@ def test_tritonbench_fa3_rows_are_the_commit_test_plan():
     # pytorch/benchmark ff65cb6, test plan, row (4, 16, 4096, 128): triton_tutorial_flash_v2
     # 458.359, flash_v3 590.233 TFLOP/s. No GPU named, so no chip; FA3 is 1.29x the Triton loop.
     fa2 = measurements.find("Triton tutorial FA-2 forward, tritonbench")
-    fa3 = measurements.find("FA3 forward, tritonbench")
+    fa3 = measurements.find("FA3 forward, tritonbench, B4 H16 N4096 d128")
     assert (fa2.value, fa3.value) == (458.359e12, 590.233e12)
     assert fa2.chip is None and fa3.chip is None
     assert {fa2.source, fa3.source} == {"PTBENCH-FA3"}
@@ -84,6 +84,19 @@ def test_tritonbench_fa3_rows_are_the_commit_test_plan():
     # The older finds the chapters use still match one row each.
     assert measurements.find("FlashAttention-3").source == "FA3"
     assert measurements.find("FlashAttention-2").source == "FA2"
+
+
+def test_sdpa_backends_on_an_h100_are_issue_142132s_table():
+    # pytorch issue 142132: (1, 24, 4608, 128), sdpa 329.483, cudnn_90100 631.338, flash_v3
+    # 631.827 TFLOP/s: cuDNN's kernel is 1.92x SDPA's FlashAttention-2 default of the time.
+    shape = "tritonbench, B1 H24 N4608 d128"
+    sdpa = measurements.find(f"SDPA default (FA-2) forward, {shape}")
+    cudnn = measurements.find(f"cuDNN 9.1 attention forward, {shape}")
+    fa3 = measurements.find(f"FA3 forward, {shape}")
+    assert (sdpa.value, cudnn.value, fa3.value) == (329.483e12, 631.338e12, 631.827e12)
+    assert {sdpa.source, cudnn.source, fa3.source} == {"PT-142132"}
+    assert cudnn.value / sdpa.value == pytest.approx(1.916, abs=0.001)
+    assert all(m.chip is None and "H100 (variant not named)" in m.method for m in (sdpa, cudnn))
 
 
 def test_p5_pcie_hop_reaches_90_percent_of_gen4_x8():

@@ -232,6 +232,19 @@ MEASUREMENTS: tuple[Measurement, ...] = (
     _M("FA3 forward, tritonbench, B4 H16 N4096 d128", 590.233 * _T, "FLOP/s", None,
        "tritonbench --op flash_attention --d-head 128 on an unnamed Hopper GPU, "
        "pytorch/benchmark commit ff65cb6", "PTBENCH-FA3"),
+    # pytorch issue 142132 (2024-12-05): tritonbench on "eligible H100" (SXM or PCIe not said),
+    # torch 2.6.0.dev20241204+cu124, shape (1, 24, 4608, 128): SDPA's default of the time
+    # (FlashAttention-2, cuDNN being opt-in since 2.5.1) 329.483 TFLOP/s, cuDNN 9.1.0 631.338,
+    # FlashAttention-3 631.827.
+    _M("SDPA default (FA-2) forward, tritonbench, B1 H24 N4608 d128", 329.483 * _T,
+       "FLOP/s", None, "tritonbench --op flash_attention --native-sdpa on an H100 (variant not "
+       "named), torch 2.6.0.dev20241204", "PT-142132"),
+    _M("cuDNN 9.1 attention forward, tritonbench, B1 H24 N4608 d128", 631.338 * _T, "FLOP/s",
+       None, "tritonbench --op flash_attention on an H100 (variant not named), torch "
+       "2.6.0.dev20241204", "PT-142132"),
+    _M("FA3 forward, tritonbench, B1 H24 N4608 d128", 631.827 * _T, "FLOP/s", None,
+       "tritonbench --op flash_attention on an H100 (variant not named), torch "
+       "2.6.0.dev20241204", "PT-142132"),
     _M("FlashAttention-4 forward, bf16, best case", 1613 * _T, "FLOP/s", "B200",
        "FA4 paper's attention benchmark; up to 1.3× cuDNN 9.13 and 2.7× Triton on the same "
        "B200 (the authors' blog post reports 1605 TFLOP/s)", "FA4"),
