@@ -219,6 +219,35 @@ MEASUREMENTS: tuple[Measurement, ...] = (
     _M("FlashAttention-3 forward, fp16, best case", 740 * _T, "FLOP/s", "H100-SXM",
        "FA3 paper's attention benchmark (75 % of the dense peak); its FP8 forward reaches "
        "close to 1.2 PFLOP/s", "FA3"),
+    # FlashAttention-4's abstract: up to 1613 TFLOP/s (their "71 % utilization") for the BF16
+    # forward pass on a B200, up to 1.3× cuDNN 9.13 and 2.7× Triton; the authors' Together AI
+    # blog post gives 1605 TFLOP/s for the same claim. The paper's figure is kept.
+    # tritonbench at one shape (batch 4, 16 heads, N = 4096, d = 128), from the test plan of
+    # pytorch/benchmark commit ff65cb6 (2024-07-23): Triton's tutorial FlashAttention-2 kernel
+    # 458.359 TFLOP/s and FlashAttention-3 590.233. The commit names no GPU and no data type;
+    # FA3 runs only on Hopper, so the chip is left unnamed rather than guessed.
+    _M("Triton tutorial FA-2 forward, tritonbench, B4 H16 N4096 d128", 458.359 * _T, "FLOP/s",
+       None, "tritonbench --op flash_attention --d-head 128 on an unnamed Hopper GPU, "
+       "pytorch/benchmark commit ff65cb6", "PTBENCH-FA3"),
+    _M("FA3 forward, tritonbench, B4 H16 N4096 d128", 590.233 * _T, "FLOP/s", None,
+       "tritonbench --op flash_attention --d-head 128 on an unnamed Hopper GPU, "
+       "pytorch/benchmark commit ff65cb6", "PTBENCH-FA3"),
+    # pytorch issue 142132 (2024-12-05): tritonbench on "eligible H100" (SXM or PCIe not said),
+    # torch 2.6.0.dev20241204+cu124, shape (1, 24, 4608, 128): SDPA's default of the time
+    # (FlashAttention-2, cuDNN being opt-in since 2.5.1) 329.483 TFLOP/s, cuDNN 9.1.0 631.338,
+    # FlashAttention-3 631.827.
+    _M("SDPA default (FA-2) forward, tritonbench, B1 H24 N4608 d128", 329.483 * _T,
+       "FLOP/s", None, "tritonbench --op flash_attention --native-sdpa on an H100 (variant not "
+       "named), torch 2.6.0.dev20241204", "PT-142132"),
+    _M("cuDNN 9.1 attention forward, tritonbench, B1 H24 N4608 d128", 631.338 * _T, "FLOP/s",
+       None, "tritonbench --op flash_attention on an H100 (variant not named), torch "
+       "2.6.0.dev20241204", "PT-142132"),
+    _M("FA3 forward, tritonbench, B1 H24 N4608 d128", 631.827 * _T, "FLOP/s", None,
+       "tritonbench --op flash_attention on an H100 (variant not named), torch "
+       "2.6.0.dev20241204", "PT-142132"),
+    _M("FlashAttention-4 forward, bf16, best case", 1613 * _T, "FLOP/s", "B200",
+       "FA4 paper's attention benchmark; up to 1.3× cuDNN 9.13 and 2.7× Triton on the same "
+       "B200 (the authors' blog post reports 1605 TFLOP/s)", "FA4"),
     # --- decoding at batch 1 (tokens per second of one sequence) -------------------------------
     # gpt-fast's README (commit 0f925b5): Llama-2-7B, batch 1, a 5-token prompt, one A100-80GB
     # power-limited to 330 W, compiled with torch.compile (mode "reduce-overhead": CUDA graphs).
