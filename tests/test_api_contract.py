@@ -654,6 +654,7 @@ GOOD_CALLS: dict[str, Callable[[], dict[str, Any]]] = {
         "plain_batch": 4, "plain_step_s": 1e-3},
     "warpspec.compiled": lambda: {"case": "matmul", "target": "sm_80"},
     "warpspec.CompiledFacts.registers": lambda: {"action": "inc"},
+    "warpspec.ExpBalance.exp_time_s": lambda: {"fraction": 0.4},
     "divergence.branch_cost": lambda: {"n": 1024, "iters": 4, "paths": 2.0},
     "hardware.chip": lambda: {"name": "H100-SXM"},
     "inference.decode_step": lambda: {"config": gpuperf.inference.ILLUSTRATIVE, "batch": 4,
