@@ -284,3 +284,44 @@ def test_exp_balance_refuses_bad_input(kwargs):
     with pytest.raises((ValueError, KeyError)) as err:
         ws.exp_balance(**args)
     assert str(next(iter(kwargs.values()))) in str(err.value)
+
+
+# --- arch-specific targets -----------------------------------------------------------------------
+
+
+def test_refused_names_are_read_from_a_ptxas_log():
+    log = (
+        "ptxas k.ptx, line 9; error   : Instruction 'wgmma.fence' not supported on .target "
+        "'sm_90'\nptxas k.ptx, line 12; error   : Instruction 'wgmma.fence' not supported on "
+        ".target 'sm_90'\nptxas k.ptx, line 40; error   : Feature '.kind::f16' not supported on "
+        ".target 'sm_100'\nptxas fatal   : Ptx assembly aborted due to errors\n"
+    )
+    assert ws.refused_on_plain_target(log) == (("wgmma.fence",), (".kind::f16",))
+    assert ws.refused_on_plain_target("") == ((), ())
+    with pytest.raises(TypeError, match="ptxas_log=3"):
+        ws.refused_on_plain_target(3)
+
+
+def test_plain_targets_refuse_the_hopper_and_blackwell_instructions():
+    hopper, blackwell = ws.PLAIN_TARGET["sm_90"], ws.PLAIN_TARGET["sm_100"]
+    assert hopper[:3] == ("sm_90a", True, False) and blackwell[:3] == ("sm_100a", True, False)
+    assert any(name.startswith("wgmma.mma_async") for name in hopper[3])
+    assert "tcgen05.mma" in blackwell[3] and "setmaxnreg.inc" in hopper[3]
+    # the register hand-offs the stored compiles hold are among the instructions refused
+    for target, row in ws.PLAIN_TARGET.items():
+        used = {f"setmaxnreg.{action}" for (action, _n), _count in
+                ws.compiled("matmul_tma_ws", target).setmaxnreg}  # fmt: skip
+        assert used and used <= set(row[3]), target
+
+
+def test_stored_plain_target_facts_are_what_ptxas_says():
+    if gi._triton_version() != ws.TRITON_VERSION:
+        pytest.skip("the stored facts were compiled with another Triton version")
+    assert ws.plain_target_facts() == ws.PLAIN_TARGET
+
+
+@pytest.mark.parametrize("targets", [("sm_80",), "sm_90", (), ("sm_90",) * 3])
+def test_plain_target_facts_refuses_bad_targets_before_compiling(monkeypatch, targets):
+    monkeypatch.setattr(ws, "_plain_target_facts", lambda t: pytest.fail("compiled"))
+    with pytest.raises((TypeError, ValueError), match="targets"):
+        ws.plain_target_facts(targets)

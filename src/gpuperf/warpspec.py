@@ -56,6 +56,7 @@ import os
 import re
 import subprocess
 import sys
+import tempfile
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
@@ -476,8 +477,113 @@ def _worker() -> None:  # pragma: no cover - runs in the subprocess
     out = []
     for job in jobs:
         ptx, shared = _compile_ptx(job)
-        out.append(facts(ptx, shared))
+        out.append(_plain_target_row(ptx, job["cc"]) if job.get("plain") else facts(ptx, shared))
     sys.stdout.write("@@GPUPERF-WARPSPEC@@" + json.dumps(out))
+
+
+# ---------------------------------------------------------------------------------------------
+# Arch-specific targets: what a plain sm_90 / sm_100 build cannot have
+
+_TARGET_LINE = re.compile(r"^\.target\s+(\S+)", re.M)
+_REFUSED = re.compile(r"(Instruction|Feature) '([^']+)' not supported on \.target '(sm_\d+)'")
+
+#: The course's warp-specialised TMA matmul compiled by Triton for cc 9.0 and 10.0: the PTX's
+#: ``.target`` line, then what ptxas (the one in the Triton wheel) says when the same PTX is
+#: assembled for the *plain* target (``.target`` and ``--gpu-name`` without the ``a``): whether
+#: it assembles, and every instruction and feature it refuses. Stored by
+#: :func:`plain_target_facts` (two compiles, seconds each); ``tests/test_warpspec.py``
+#: recompiles and compares. Triton 3.9.0.
+PLAIN_TARGET: dict[str, tuple[str, bool, bool, tuple[str, ...], tuple[str, ...]]] = {
+    "sm_90": (
+        "sm_90a",
+        True,
+        False,
+        ("setmaxnreg.dec", "setmaxnreg.inc", "tensormap.replace", "wgmma.commit_group",
+         "wgmma.fence", "wgmma.mma_async with floating point types", "wgmma.wait_group"),
+        (),
+    ),
+    "sm_100": (
+        "sm_100a",
+        True,
+        False,
+        ("setmaxnreg.dec", "setmaxnreg.inc", "tcgen05.alloc", "tcgen05.commit", "tcgen05.dealloc",
+         "tcgen05.ld", "tcgen05.mma", "tcgen05.relinquish_alloc_permit", "tcgen05.st",
+         "tcgen05.wait", "tensormap.replace"),
+        (".32x32b", ".cta_group::1", ".kind::f16"),
+    ),
+}  # fmt: skip
+
+
+def refused_on_plain_target(ptxas_log: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """(instructions, features) a ptxas log says the target does not support, sorted, once each.
+
+    ptxas writes ``error : Instruction 'wgmma.fence' not supported on .target 'sm_90'`` (or
+    ``Feature '.kind::f16' …``) for every use; this keeps the names.
+    """
+    if not isinstance(ptxas_log, str):
+        raise TypeError(f"ptxas_log={show(ptxas_log)} must be ptxas's output text")
+    found: dict[str, set[str]] = {"Instruction": set(), "Feature": set()}
+    for kind, name, _target in _REFUSED.findall(ptxas_log):
+        found[kind].add(name)
+    return tuple(sorted(found["Instruction"])), tuple(sorted(found["Feature"]))
+
+
+def _ptxas(ptx: str, gpu_name: str, cc: int) -> tuple[int, str]:  # pragma: no cover - tool
+    from triton.backends.nvidia.compiler import get_ptxas
+
+    with tempfile.TemporaryDirectory() as tmp:
+        src = Path(tmp) / "k.ptx"
+        src.write_text(ptx, encoding="utf-8")
+        proc = subprocess.run(
+            [get_ptxas(cc).path, f"--gpu-name={gpu_name}", str(src), "-o", str(Path(tmp) / "k.o")],
+            capture_output=True,
+            text=True,
+        )
+    return proc.returncode, proc.stderr + proc.stdout
+
+
+def _plain_target_row(ptx: str, cc: int) -> list:  # pragma: no cover - runs in the subprocess
+    target = _TARGET_LINE.search(ptx).group(1)
+    plain = f"sm_{cc}"
+    as_compiled, _ = _ptxas(ptx, target, cc)
+    as_plain, log = _ptxas(_TARGET_LINE.sub(f".target {plain}", ptx, count=1), plain, cc)
+    instructions, features = refused_on_plain_target(log)
+    return [target, as_compiled == 0, as_plain == 0, list(instructions), list(features)]
+
+
+def plain_target_facts(targets: tuple[str, ...] = ("sm_90", "sm_100")) -> dict[str, tuple]:
+    """Compile ``matmul_tma_ws`` for each target in a child process and assemble its PTX twice:
+    as Triton wrote it (``sm_90a`` / ``sm_100a``) and for the plain target. Rows as in
+    :data:`PLAIN_TARGET`. Needs Triton; seconds per target.
+    """
+    targets = sequence(
+        "targets", targets, lambda name, t: choice(name, t, ("sm_90", "sm_100")), maximum=2
+    )
+    return _plain_target_facts(targets)
+
+
+def _plain_target_facts(targets: tuple[str, ...]) -> dict[str, tuple]:  # pragma: no cover
+    spec = {k: v for k, v in CASES["matmul_tma_ws"].items() if k != "targets"}
+    jobs = [
+        {**spec, "case": "matmul_tma_ws", "target": t, "cc": _CC[t], "plain": True}
+        for t in targets
+    ]
+    env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
+    env["GPUPERF_COMPILE_ONLY"] = "1"
+    env.setdefault("TRITON_DEFAULT_FP_FUSION", "1")
+    proc = subprocess.run(
+        [sys.executable, "-m", "gpuperf.warpspec", "--worker"],
+        input=json.dumps(jobs),
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=600,
+    )
+    marker = "@@GPUPERF-WARPSPEC@@"
+    if proc.returncode != 0 or marker not in proc.stdout:
+        raise RuntimeError("the compiler process failed: " + proc.stderr[-2000:])
+    rows = json.loads(proc.stdout.split(marker, 1)[1])
+    return {t: _tuples(row) for t, row in zip(targets, rows, strict=True)}
 
 
 def regenerate(path: str | Path | None = None) -> int:  # pragma: no cover - offline tool
@@ -950,6 +1056,7 @@ __all__ = [
     "MAX_CONSUMERS",
     "MAX_REGISTERS",
     "PARTITION_KINDS",
+    "PLAIN_TARGET",
     "REGISTERS_PER_SM",
     "SETMAXNREG_MAX",
     "SETMAXNREG_MIN",
@@ -968,6 +1075,8 @@ __all__ = [
     "exp2_emulated",
     "exp_balance",
     "facts",
+    "plain_target_facts",
+    "refused_on_plain_target",
     "regenerate",
     "register_split",
     "softmax_pingpong",
