@@ -157,3 +157,27 @@ def test_bad_input_names_the_value(kwargs):
 
 def test_schedule_names():
     assert SCHEDULES == ("data-parallel", "persistent", "stream-K", "hybrid")
+
+
+def test_the_bound_past_a_period_equals_the_walk(monkeypatch):
+    # Past _MAX_WALK tiles the module bounds the peers from the tile starts' residues; with a
+    # tiny walk limit the bound must still give what the walk gives (many tiles, any grid).
+    for tiles, per_tile, per_cta in [(500, 32, 37), (900, 64, 48), (1000, 7, 3), (400, 16, 16)]:
+        walked = gemm_schedule._most_peers(tiles, per_tile, per_cta)
+        monkeypatch.setattr(gemm_schedule, "_MAX_WALK", 1)
+        assert gemm_schedule._most_peers(tiles, per_tile, per_cta) == walked
+        monkeypatch.setattr(gemm_schedule, "_MAX_WALK", 2**20)
+
+
+def test_the_result_refuses_inconsistent_fields():
+    good = gemm_schedule.gemm_schedule(2049, 2049, 2048, 256, 128, 64, "H100-SXM")
+    assert good.tail_iterations == pytest.approx(good.makespan_iterations - 153 * 32 / 132)
+    fields = {f: getattr(good, f) for f in good.__dataclass_fields__}
+    for change, message in [
+        ({"data_parallel_tiles": 5}, "must equal tiles=153"),
+        ({"stream_k_ctas": 0}, "stream_k_ctas=0 must be 0 with no stream-K tiles"),
+        ({"stream_k_ctas": 200}, "else 1 to sm_count=132"),
+        ({"peers": 3}, "peers=3 must be 38 and 2"),
+    ]:
+        with pytest.raises(ValueError, match=message):
+            gemm_schedule.GemmSchedule(**(fields | change))
