@@ -654,6 +654,10 @@ GOOD_CALLS: dict[str, Callable[[], dict[str, Any]]] = {
         "plain_batch": 4, "plain_step_s": 1e-3},
     "warpspec.compiled": lambda: {"case": "matmul", "target": "sm_80"},
     "warpspec.CompiledFacts.registers": lambda: {"action": "inc"},
+    "warpspec.ExpBalance.exp_time_s": lambda: {"fraction": 0.4},
+    "warpspec.refused_on_plain_target": lambda: {
+        "ptxas_log": "error : Instruction 'wgmma.fence' not supported on .target 'sm_90'"
+    },
     "divergence.branch_cost": lambda: {"n": 1024, "iters": 4, "paths": 2.0},
     "banks.warp_access": lambda: {"words": list(range(0, 64, 2))},
     "hardware.chip": lambda: {"name": "H100-SXM"},
@@ -913,6 +917,7 @@ REFUSED_ONLY: dict[str, str] = {
     "bench.write_json": "writes a file where it is told (tests/test_bench.py)",
     "warpspec.regenerate": "compiles every case for a minute (tests/test_warpspec.py)",
     "warpspec.compile_facts": "runs the compiler in a subprocess (tests/test_warpspec.py)",
+    "warpspec.plain_target_facts": "compiles and assembles two kernels (tests/test_warpspec.py)",
     "bookext.setup": "a Sphinx extension: needs a Sphinx application (tests/test_book.py)",
     "bookaccess.setup": "a Sphinx extension: needs a Sphinx application (test_bookaccess.py)",
     "colab.install_triton": "installs Triton inside Colab only (tests/test_colab.py)",

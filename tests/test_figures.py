@@ -107,6 +107,9 @@ FIGURES = {
     "sawtooth": lambda: plots.sawtooth(
         ["A100-80GB", "H100-SXM"], 128, 128, np.arange(256, 8193, 8), highlight=(2048, 2049)
     ),
+    "schedule_efficiency": lambda: plots.schedule_efficiency(
+        "H100-SXM", np.arange(256, 8193, 64), 2048, 256, 128, 64, highlight=(2049,)
+    ),
     "tile_picture": lambda: plots.tile_picture(300, 200, 128, 64),
     "smem_gauges": lambda: plots.smem_gauges(
         [tiling.shared_memory_budget(c, 128, 128, 64, "fp16", 3) for c in ("T4", "H100-SXM")]

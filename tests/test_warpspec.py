@@ -10,6 +10,7 @@ hand-written listings.
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 from gpuperf import inspect as gi
@@ -235,3 +236,92 @@ def test_pingpong_is_fa3s_half():
     assert p.tensor_busy_pingpong == 1.0
     with pytest.raises(ValueError, match="no sourced special-function rate; known: H100-SXM"):
         ws.softmax_pingpong("A100-80GB", 128)
+
+
+# --- the exponential wall (FlashAttention-4) -----------------------------------------------------
+
+
+def test_exp_balance_matches_the_hand_derivation():
+    # frontier-2026.md §5: per score 4d = 512 tensor FLOPs and one exp2. B200: 512 / 2.25 PF
+    # = 0.228 ns against 1 / 5 T = 0.200 ns (88 %); GB300: 512 / 2.5 PF against 1 / 10.7 T (46 %).
+    b200 = ws.exp_balance("B200", 128, "bf16", seq_len=1)
+    assert b200.matmul_s == pytest.approx(512 / 2.25e15)
+    assert b200.exp_s == pytest.approx(1 / 5e12)
+    assert b200.ratio == pytest.approx(0.88, abs=0.005)
+    assert ws.exp_balance("GB300", 128).ratio == pytest.approx(0.46, abs=0.005)
+    assert ws.exp_balance("H100-SXM", 128).ratio == pytest.approx(0.5, abs=0.01)  # FA3
+    assert b200.fraction_to_balance == 0  # the SFUs keep up at d = 128 in bf16 ...
+    d64 = ws.exp_balance("B200", 64)  # ... not at d = 64: 1 − (256 / 2.25 PF) · 5 T
+    assert d64.fraction_to_balance == pytest.approx(1 - 256 / 2.25e15 * 5e12)
+    # Emulated: 6 FP32 ops each at 75 TF / 2 = 37.5 T ops/s.
+    assert d64.emulated_s == pytest.approx(6 * 8192**2 / 37.5e12)
+    assert d64.exp_time_s(d64.fraction_to_balance) == pytest.approx(d64.matmul_s)
+    f = d64.best_fraction
+    assert (
+        (1 - f) * d64.exp_s == pytest.approx(f * d64.emulated_s) == pytest.approx(d64.best_exp_s)
+    )
+
+
+def test_exp_balance_scales_with_the_scores_not_the_ratio():
+    a, b = ws.exp_balance("B200", 128, seq_len=1024), ws.exp_balance("B200", 128)
+    assert b.matmul_s / a.matmul_s == pytest.approx(64) and b.ratio == pytest.approx(a.ratio)
+
+
+def test_exp2_emulated_is_fa4s_polynomial():
+    x = np.linspace(-30, 0, 300_001, dtype=np.float32)
+    got, ref = ws.exp2_emulated(x), np.exp2(x.astype(np.float64))
+    rel = np.abs(got - ref) / ref
+    assert rel.max() < 1e-4  # a degree-3 minimax fit on [0, 1): about 2^-13.5
+    assert ws.exp2_emulated([0.0, 1.0, -1.0, 3.0]).tolist() == [1.0, 2.0, 0.5, 8.0]
+    assert ws.exp2_emulated(-200.0) == pytest.approx(2.0**-127)  # clamped
+
+
+@pytest.mark.parametrize(
+    "kwargs", [{"chip_name": "A100-80GB"}, {"head_dim": 0}, {"precision": "fp9"}, {"seq_len": 0}]
+)
+def test_exp_balance_refuses_bad_input(kwargs):
+    args = {"chip_name": "B200", "head_dim": 128} | kwargs
+    with pytest.raises((ValueError, KeyError)) as err:
+        ws.exp_balance(**args)
+    assert str(next(iter(kwargs.values()))) in str(err.value)
+
+
+# --- arch-specific targets -----------------------------------------------------------------------
+
+
+def test_refused_names_are_read_from_a_ptxas_log():
+    log = (
+        "ptxas k.ptx, line 9; error   : Instruction 'wgmma.fence' not supported on .target "
+        "'sm_90'\nptxas k.ptx, line 12; error   : Instruction 'wgmma.fence' not supported on "
+        ".target 'sm_90'\nptxas k.ptx, line 40; error   : Feature '.kind::f16' not supported on "
+        ".target 'sm_100'\nptxas fatal   : Ptx assembly aborted due to errors\n"
+    )
+    assert ws.refused_on_plain_target(log) == (("wgmma.fence",), (".kind::f16",))
+    assert ws.refused_on_plain_target("") == ((), ())
+    with pytest.raises(TypeError, match="ptxas_log=3"):
+        ws.refused_on_plain_target(3)
+
+
+def test_plain_targets_refuse_the_hopper_and_blackwell_instructions():
+    hopper, blackwell = ws.PLAIN_TARGET["sm_90"], ws.PLAIN_TARGET["sm_100"]
+    assert hopper[:3] == ("sm_90a", True, False) and blackwell[:3] == ("sm_100a", True, False)
+    assert any(name.startswith("wgmma.mma_async") for name in hopper[3])
+    assert "tcgen05.mma" in blackwell[3] and "setmaxnreg.inc" in hopper[3]
+    # the register hand-offs the stored compiles hold are among the instructions refused
+    for target, row in ws.PLAIN_TARGET.items():
+        used = {f"setmaxnreg.{action}" for (action, _n), _count in
+                ws.compiled("matmul_tma_ws", target).setmaxnreg}  # fmt: skip
+        assert used and used <= set(row[3]), target
+
+
+def test_stored_plain_target_facts_are_what_ptxas_says():
+    if gi._triton_version() != ws.TRITON_VERSION:
+        pytest.skip("the stored facts were compiled with another Triton version")
+    assert ws.plain_target_facts() == ws.PLAIN_TARGET
+
+
+@pytest.mark.parametrize("targets", [("sm_80",), "sm_90", (), ("sm_90",) * 3])
+def test_plain_target_facts_refuses_bad_targets_before_compiling(monkeypatch, targets):
+    monkeypatch.setattr(ws, "_plain_target_facts", lambda t: pytest.fail("compiled"))
+    with pytest.raises((TypeError, ValueError), match="targets"):
+        ws.plain_target_facts(targets)

@@ -53,6 +53,7 @@ __all__ = [
     "roofline",
     "roofline_bandwidths",
     "sawtooth",
+    "schedule_efficiency",
     "sm_diagram",
     "smem_gauges",
     "tile_picture",
@@ -1028,6 +1029,58 @@ def sawtooth(
     ax.set_ylabel("wave efficiency")
     ax.set_ylim(0, 1.08)
     ax.set_xlim(sizes[0], sizes[-1])
+    ax.grid(True, alpha=0.3)
+    _key_below(ax)
+    return fig
+
+
+#: Most matrix sizes :func:`schedule_efficiency` draws (four schedules each, counted one by one).
+MAX_SIZES_DRAWN = 2048
+
+
+@_book_figure
+def schedule_efficiency(
+    chip_name: str | Chip,
+    sizes: np.ndarray,
+    k: int,
+    block_m: int,
+    block_n: int,
+    block_k: int,
+    *,
+    highlight: Sequence[int] = (),
+    figsize: tuple[float, float] = (WIDTH_IN, 2.8),
+) -> Any:
+    """Busy fraction of the SMs against N for an N × N × k GEMM under each schedule.
+
+    Data-parallel and persistent share one line (the same tail); stream-K and the hybrid pay
+    the fix-up of :mod:`gpuperf.gemm_schedule` (its default cost) instead of a tail.
+    """
+    from .gemm_schedule import SCHEDULES, gemm_schedules
+
+    the_chip = chip(chip_name)
+    sizes = np.array(sequence("sizes", sizes, positive_int, maximum=MAX_SIZES_DRAWN))
+    rows = [gemm_schedules(n, n, k, block_m, block_n, block_k, the_chip) for n in sizes]
+    highlight = sequence("highlight", highlight, positive_int, minimum=0)
+    figsize = figure_size("figsize", figsize)
+    plt = _pyplot()
+    fig, ax = plt.subplots(figsize=figsize, layout="constrained")
+    styles = {
+        "data-parallel": ("data-parallel = persistent (same tail)", "-", "tab:blue"),
+        "stream-K": ("stream-K (fix-up, no tail)", "-", "tab:orange"),
+        "hybrid": ("hybrid: two-tile stream-K + data-parallel", "--", "tab:green"),
+    }
+    for name, (label, dash, color) in styles.items():  # persistent: the data-parallel line
+        eff = np.array([row[SCHEDULES.index(name)].efficiency for row in rows])
+        ax.plot(sizes, eff, dash, drawstyle="steps-post", lw=1.2, color=color, label=label)
+    for n in highlight:
+        ax.axvline(n, color="0.4", lw=0.8, ls=":")
+    ax.set_xlabel(
+        _wrap(f"matrix size N (N × N × {k} GEMM, {block_m} × {block_n} × {block_k} tiles)")
+    )
+    ax.set_ylabel("SMs busy")
+    ax.set_ylim(0, 1.08)
+    ax.set_xlim(sizes[0], sizes[-1])
+    ax.set_title(f"{the_chip.name} ({the_chip.sm_count} SMs)", fontsize=TITLE_PT)
     ax.grid(True, alpha=0.3)
     _key_below(ax)
     return fig

@@ -37,7 +37,10 @@ about a minute; :func:`regenerate` stores the facts with the Triton version, and
 * :func:`cluster_operand_bytes` — how multicast (and the 2-CTA MMA) cut the operand bytes each
   CTA pulls from L2 per K step when the CTAs of a cluster share panels;
 * :func:`softmax_pingpong` — FlashAttention-3's ping-pong: two consumer warpgroups alternate so
-  one's softmax (special-function units) runs under the other's matmuls (tensor cores).
+  one's softmax (special-function units) runs under the other's matmuls (tensor cores);
+* :func:`exp_balance` — when tensor throughput doubles and the special-function units do not
+  (Hopper → Blackwell), the share of exponentials to move to the FMA units, as
+  FlashAttention-4 does with a polynomial exp2 (:func:`exp2_emulated`).
 
 Limits: static counts and compiler structure, not timings; nothing here ran on a GPU. The
 calculators are ceilings: they ignore latency, issue slots and the bandwidth of L2 and of
@@ -53,9 +56,12 @@ import os
 import re
 import subprocess
 import sys
+import tempfile
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
+
+import numpy as np
 
 from ._validate import (
     choice,
@@ -64,6 +70,7 @@ from ._validate import (
     positive_float,
     positive_int,
     power_of_two,
+    real_array,
     sequence,
     show,
 )
@@ -470,8 +477,113 @@ def _worker() -> None:  # pragma: no cover - runs in the subprocess
     out = []
     for job in jobs:
         ptx, shared = _compile_ptx(job)
-        out.append(facts(ptx, shared))
+        out.append(_plain_target_row(ptx, job["cc"]) if job.get("plain") else facts(ptx, shared))
     sys.stdout.write("@@GPUPERF-WARPSPEC@@" + json.dumps(out))
+
+
+# ---------------------------------------------------------------------------------------------
+# Arch-specific targets: what a plain sm_90 / sm_100 build cannot have
+
+_TARGET_LINE = re.compile(r"^\.target\s+(\S+)", re.M)
+_REFUSED = re.compile(r"(Instruction|Feature) '([^']+)' not supported on \.target '(sm_\d+)'")
+
+#: The course's warp-specialised TMA matmul compiled by Triton for cc 9.0 and 10.0: the PTX's
+#: ``.target`` line, then what ptxas (the one in the Triton wheel) says when the same PTX is
+#: assembled for the *plain* target (``.target`` and ``--gpu-name`` without the ``a``): whether
+#: it assembles, and every instruction and feature it refuses. Stored by
+#: :func:`plain_target_facts` (two compiles, seconds each); ``tests/test_warpspec.py``
+#: recompiles and compares. Triton 3.9.0.
+PLAIN_TARGET: dict[str, tuple[str, bool, bool, tuple[str, ...], tuple[str, ...]]] = {
+    "sm_90": (
+        "sm_90a",
+        True,
+        False,
+        ("setmaxnreg.dec", "setmaxnreg.inc", "tensormap.replace", "wgmma.commit_group",
+         "wgmma.fence", "wgmma.mma_async with floating point types", "wgmma.wait_group"),
+        (),
+    ),
+    "sm_100": (
+        "sm_100a",
+        True,
+        False,
+        ("setmaxnreg.dec", "setmaxnreg.inc", "tcgen05.alloc", "tcgen05.commit", "tcgen05.dealloc",
+         "tcgen05.ld", "tcgen05.mma", "tcgen05.relinquish_alloc_permit", "tcgen05.st",
+         "tcgen05.wait", "tensormap.replace"),
+        (".32x32b", ".cta_group::1", ".kind::f16"),
+    ),
+}  # fmt: skip
+
+
+def refused_on_plain_target(ptxas_log: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """(instructions, features) a ptxas log says the target does not support, sorted, once each.
+
+    ptxas writes ``error : Instruction 'wgmma.fence' not supported on .target 'sm_90'`` (or
+    ``Feature '.kind::f16' …``) for every use; this keeps the names.
+    """
+    if not isinstance(ptxas_log, str):
+        raise TypeError(f"ptxas_log={show(ptxas_log)} must be ptxas's output text")
+    found: dict[str, set[str]] = {"Instruction": set(), "Feature": set()}
+    for kind, name, _target in _REFUSED.findall(ptxas_log):
+        found[kind].add(name)
+    return tuple(sorted(found["Instruction"])), tuple(sorted(found["Feature"]))
+
+
+def _ptxas(ptx: str, gpu_name: str, cc: int) -> tuple[int, str]:  # pragma: no cover - tool
+    from triton.backends.nvidia.compiler import get_ptxas
+
+    with tempfile.TemporaryDirectory() as tmp:
+        src = Path(tmp) / "k.ptx"
+        src.write_text(ptx, encoding="utf-8")
+        proc = subprocess.run(
+            [get_ptxas(cc).path, f"--gpu-name={gpu_name}", str(src), "-o", str(Path(tmp) / "k.o")],
+            capture_output=True,
+            text=True,
+        )
+    return proc.returncode, proc.stderr + proc.stdout
+
+
+def _plain_target_row(ptx: str, cc: int) -> list:  # pragma: no cover - runs in the subprocess
+    target = _TARGET_LINE.search(ptx).group(1)
+    plain = f"sm_{cc}"
+    as_compiled, _ = _ptxas(ptx, target, cc)
+    as_plain, log = _ptxas(_TARGET_LINE.sub(f".target {plain}", ptx, count=1), plain, cc)
+    instructions, features = refused_on_plain_target(log)
+    return [target, as_compiled == 0, as_plain == 0, list(instructions), list(features)]
+
+
+def plain_target_facts(targets: tuple[str, ...] = ("sm_90", "sm_100")) -> dict[str, tuple]:
+    """Compile ``matmul_tma_ws`` for each target in a child process and assemble its PTX twice:
+    as Triton wrote it (``sm_90a`` / ``sm_100a``) and for the plain target. Rows as in
+    :data:`PLAIN_TARGET`. Needs Triton; seconds per target.
+    """
+    targets = sequence(
+        "targets", targets, lambda name, t: choice(name, t, ("sm_90", "sm_100")), maximum=2
+    )
+    return _plain_target_facts(targets)
+
+
+def _plain_target_facts(targets: tuple[str, ...]) -> dict[str, tuple]:  # pragma: no cover
+    spec = {k: v for k, v in CASES["matmul_tma_ws"].items() if k != "targets"}
+    jobs = [
+        {**spec, "case": "matmul_tma_ws", "target": t, "cc": _CC[t], "plain": True}
+        for t in targets
+    ]
+    env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
+    env["GPUPERF_COMPILE_ONLY"] = "1"
+    env.setdefault("TRITON_DEFAULT_FP_FUSION", "1")
+    proc = subprocess.run(
+        [sys.executable, "-m", "gpuperf.warpspec", "--worker"],
+        input=json.dumps(jobs),
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=600,
+    )
+    marker = "@@GPUPERF-WARPSPEC@@"
+    if proc.returncode != 0 or marker not in proc.stdout:
+        raise RuntimeError("the compiler process failed: " + proc.stderr[-2000:])
+    rows = json.loads(proc.stdout.split(marker, 1)[1])
+    return {t: _tuples(row) for t, row in zip(targets, rows, strict=True)}
 
 
 def regenerate(path: str | Path | None = None) -> int:  # pragma: no cover - offline tool
@@ -814,12 +926,137 @@ def softmax_pingpong(chip_name: str | Chip, head_dim: int, precision: str = "bf1
     )
 
 
+#: FlashAttention-4's software exp2 (flash_attn/cute/utils.py, ``POLY_EX2[3]``): a degree-3
+#: minimax polynomial for 2^f on [0, 1), lowest order first, from sollya's ``fpminimax``.
+EX2_POLYNOMIAL = (1.0, 0.695146143436431884765625, 0.227564394474029541015625,
+                  0.077119089663028717041015625)  # fmt: skip
+
+#: FP32-pipe operations of one emulated exp2 in FlashAttention-4's ``ex2_emulation``: add
+#: 2^23 + 2^22 rounding down, subtract it back, subtract to get the fraction (3 adds) and the
+#: polynomial by Horner (3 FMAs). The clamp and the two integer ops that put the integer part in
+#: the exponent bits run on the ALU and are not counted.
+EX2_EMULATION_FP32_OPS = 6
+
+
+def exp2_emulated(x: object) -> np.ndarray:
+    """2^x as FlashAttention-4 computes it on the FMA units, in float32 (x ≤ 127, clamped at −127).
+
+    floor(x) by the round trick goes into the exponent bits; 2^frac is :data:`EX2_POLYNOMIAL`.
+    """
+    values = np.asarray(real_array("x", x, allow_negative=True, max_size=1 << 24))
+    if (values > 127).any():
+        raise ValueError(f"x={show(x)} must be ≤ 127: 2^x beyond that overflows float32")
+    values = values.astype(np.float32)
+    clamped = np.maximum(values, np.float32(-127.0))
+    whole = np.floor(clamped)  # the round-down add of 2^23 + 2^22, then the subtraction
+    frac = (clamped - whole).astype(np.float32)
+    poly = np.float32(EX2_POLYNOMIAL[3])
+    for c in EX2_POLYNOMIAL[2::-1]:  # Horner: three FMAs
+        poly = (poly * frac + np.float32(c)).astype(np.float32)
+    with np.errstate(over="ignore"):
+        return np.ldexp(poly, whole.astype(np.int32)).astype(np.float32)
+
+
+@dataclass(frozen=True)
+class ExpBalance:
+    """One attention head's forward on a whole chip: matmuls, and exponentials two ways."""
+
+    chip_name: str
+    head_dim: int
+    precision: str
+    seq_len: int
+    matmul_s: float
+    exp_s: float
+    emulated_s: float
+
+    def __post_init__(self) -> None:
+        name_string("chip_name", self.chip_name)
+        positive_int("head_dim", self.head_dim, 1, 1024)
+        check_precision(self.precision)
+        positive_int("seq_len", self.seq_len)
+        for label in ("matmul_s", "exp_s", "emulated_s"):
+            positive_float(label, getattr(self, label), bounded=False)
+        for label in ("exp_s", "emulated_s"):
+            if not math.isfinite(getattr(self, label) / self.matmul_s):
+                raise ValueError(
+                    f"{label}={getattr(self, label)!r} over matmul_s={self.matmul_s!r} "
+                    "overflows: times this far apart are not one kernel's"
+                )
+
+    @property
+    def ratio(self) -> float:
+        """Exponentials on the special-function units over matmuls on the tensor cores."""
+        return self.exp_s / self.matmul_s
+
+    @property
+    def fraction_to_balance(self) -> float:
+        """Least share of exponentials to emulate so the SFUs finish within the matmul time."""
+        return max(0.0, 1.0 - self.matmul_s / self.exp_s)
+
+    @property
+    def balanced_fma_s(self) -> float:
+        """FMA-unit time for that share: it must fit in the matmul time too."""
+        return self.fraction_to_balance * self.emulated_s
+
+    @property
+    def best_fraction(self) -> float:
+        """The share that makes the SFUs and the FMA units finish together."""
+        return self.exp_s / (self.exp_s + self.emulated_s)
+
+    @property
+    def best_exp_s(self) -> float:
+        """Exponential time at :attr:`best_fraction`, both units working."""
+        return self.exp_s * self.emulated_s / (self.exp_s + self.emulated_s)
+
+    def exp_time_s(self, fraction: float) -> float:
+        """Exponential time with ``fraction`` emulated: the slower of the SFUs and FMA units."""
+        fraction = positive_float("fraction", fraction, allow_zero=True, maximum=1.0)
+        return max((1 - fraction) * self.exp_s, fraction * self.emulated_s)
+
+
+def exp_balance(
+    chip_name: str | Chip, head_dim: int, precision: str = "bf16", seq_len: int = 8192
+) -> ExpBalance:
+    """One head's seq_len² scores: 4·d tensor FLOPs each (QKᵀ and PV) against one exp2 each,
+    on the special-function units or emulated (:data:`EX2_EMULATION_FP32_OPS` FP32 operations,
+    at the chip's FP32 rate / 2), all at whole-chip peak rates.
+
+    B200, bf16, d = 128: 512 / 2.25 PF = 0.228 ns of matmul per score against 1 / 5 T = 0.2 ns
+    of exponential: 88 %, where an H100's is half. Limits: the FMA units' other softmax work
+    (scaling, row sums, conversion) and every latency are left out.
+    """
+    the_chip = chip(chip_name)
+    if the_chip.name not in SPECIAL_FUNCTION_OPS_PER_S:
+        raise ValueError(
+            f"chip_name={the_chip.name!r} has no sourced special-function rate; known: "
+            f"{', '.join(SPECIAL_FUNCTION_OPS_PER_S)}"
+        )
+    head_dim = positive_int("head_dim", head_dim, 1, 1024)
+    precision = check_precision(precision)
+    seq_len = positive_int("seq_len", seq_len, maximum=1 << 24)
+    scores = float(seq_len) ** 2
+    rate, _source = SPECIAL_FUNCTION_OPS_PER_S[the_chip.name]
+    fp32_ops_per_s = the_chip.peak_flops("fp32", tensor_cores=False) / 2  # an FMA is 2 FLOPs
+    return ExpBalance(
+        chip_name=the_chip.name,
+        head_dim=head_dim,
+        precision=precision,
+        seq_len=seq_len,
+        matmul_s=4 * head_dim * scores / the_chip.peak_flops(precision),
+        exp_s=scores / rate,
+        emulated_s=EX2_EMULATION_FP32_OPS * scores / fp32_ops_per_s,
+    )
+
+
 __all__ = [
     "CASES",
     "COMPILED",
+    "EX2_EMULATION_FP32_OPS",
+    "EX2_POLYNOMIAL",
     "MAX_CONSUMERS",
     "MAX_REGISTERS",
     "PARTITION_KINDS",
+    "PLAIN_TARGET",
     "REGISTERS_PER_SM",
     "SETMAXNREG_MAX",
     "SETMAXNREG_MIN",
@@ -828,13 +1065,18 @@ __all__ = [
     "WARPGROUP_THREADS",
     "ClusterTraffic",
     "CompiledFacts",
+    "ExpBalance",
     "PingPong",
     "RegisterSplit",
     "TensorMemoryUse",
     "cluster_operand_bytes",
     "compile_facts",
     "compiled",
+    "exp2_emulated",
+    "exp_balance",
     "facts",
+    "plain_target_facts",
+    "refused_on_plain_target",
     "regenerate",
     "register_split",
     "softmax_pingpong",
