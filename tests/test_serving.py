@@ -175,3 +175,69 @@ def test_serving_refuses_nonsense():
         serving.speculative_max_batch(ILLUSTRATIVE, ILLUSTRATIVE, 0, "H100-SXM")
     with pytest.raises(TypeError, match="config='7B'"):
         serving.decode_kernels("7B")
+
+
+# ---------------------------------------------------- chunked prefill, disaggregation, prefixes
+
+
+def test_a_mixed_step_reads_the_weights_once():
+    h100 = "H100-SXM"
+    m = serving.chunked_prefill(ILLUSTRATIVE, 16, 4096, 256, h100)
+    d = inference.decode_step(ILLUSTRATIVE, 16, 4096, h100)
+    c = inference.prefill_step(ILLUSTRATIVE, 1, 256, h100)
+    assert m.flops == pytest.approx(d.flops + c.flops)
+    # by hand: weights once, 16 caches of 4096 read, 16 + 256 tokens' K and V written
+    per = ILLUSTRATIVE.kv_bytes_per_token()
+    by_hand = ILLUSTRATIVE.step_weight_params * 2 + per * (16 * 4096 + 16 + 256)
+    assert m.bytes == pytest.approx(by_hand)
+    assert m.bound == "memory" and m.time_s == pytest.approx(m.bytes / 3.35e12)
+    assert m.saved_s == pytest.approx(d.time_s + c.time_s - m.time_s)
+    assert m.extra_s < 0.01 * d.time_s  # the chunk rides on the weight read
+
+
+def test_free_chunk_is_where_the_mixed_step_turns_compute_bound():
+    for batch, context in ((1, 512), (16, 4096)):
+        free = serving.free_chunk_tokens(ILLUSTRATIVE, batch, context, "H100-SXM")
+        at = serving.chunked_prefill(ILLUSTRATIVE, batch, context, free, "H100-SXM")
+        past = serving.chunked_prefill(ILLUSTRATIVE, batch, context, free + 1, "H100-SXM")
+        assert at.t_math_s <= at.t_memory_s and past.t_math_s > past.t_memory_s
+    # small cache, bf16: 2·(W + H)·1 + 2·W·C + 2·H (the chunk's one logit) = ridge · 2·(W + H)
+    # for layer weights W and LM head H, i.e. C = (ridge·(W + H) − (W + H) − H) / W; attention
+    # FLOPs take a little off, the cache bytes add a little
+    w, h = ILLUSTRATIVE.weight_params, ILLUSTRATIVE.lm_head_params
+    ridge = 989.4e12 / 3.35e12
+    by_hand = (ridge * (w + h) - (w + h) - h) / w
+    assert abs(serving.free_chunk_tokens(ILLUSTRATIVE, 1, 512, "H100-SXM") - by_hand) < 5
+    # a decode step that is already compute-bound has nothing free
+    assert serving.free_chunk_tokens(ILLUSTRATIVE, 512, 64, "H100-SXM") == 0
+
+
+def test_a_later_chunk_attends_to_the_earlier_ones():
+    first = serving.chunked_prefill(ILLUSTRATIVE, 1, 512, 256, "H100-SXM")
+    later = serving.chunked_prefill(ILLUSTRATIVE, 1, 512, 256, "H100-SXM", chunk_context=1024)
+    c = ILLUSTRATIVE
+    extra = 4.0 * c.n_layers * c.n_heads * c.head_dim * 256 * 1024  # 256 queries × 1024 keys
+    assert later.flops - first.flops == pytest.approx(extra)
+    assert later.bytes - first.bytes == pytest.approx(c.kv_bytes_per_token() * 1024)
+
+
+def test_kv_transfer_is_layers_2_kv_heads_head_dim_bytes_prompt():
+    t = serving.kv_transfer(ILLUSTRATIVE, 4096, "InfiniBand NDR 400G")
+    assert t.bytes == 32 * 2 * 8 * 128 * 2 * 4096  # = 512 MiB
+    assert t.time_s == pytest.approx(t.bytes / 50e9)
+    nv5 = serving.kv_transfer(ILLUSTRATIVE, 4096, "NVLink 5 (B200, GB200)", "fp8")
+    assert nv5.time_s == pytest.approx(t.bytes / 2 / 900e9)
+    with pytest.raises(ValueError, match="link"):
+        serving.kv_transfer(ILLUSTRATIVE, 4096, "carrier pigeon")
+
+
+def test_prefix_cache_saves_the_prefix_weights_and_its_own_attention():
+    c = ILLUSTRATIVE
+    p = serving.prefix_cache(c, 4096, 3072, "H100-SXM")
+    s = 3072
+    by_hand = 2 * c.weight_params * s + 4 * c.n_layers * c.n_heads * c.head_dim * s * (s + 1) / 2
+    assert p.flops_saved == pytest.approx(by_hand)
+    assert p.prefix_kv_bytes == c.kv_bytes_per_token() * s
+    assert p.speedup > 1 and p.time_saved_s == pytest.approx(p.full.time_s - p.cached.time_s)
+    with pytest.raises(ValueError, match="prefix_len"):
+        serving.prefix_cache(c, 4096, 4096, "H100-SXM")

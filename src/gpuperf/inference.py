@@ -479,18 +479,24 @@ def prefill_step(
     precision: str = "bf16",
     *,
     kv_precision: str | None = None,
+    context_len: int = 0,
 ) -> InferenceStep:
     """Prefill: a whole prompt of ``prompt_len`` tokens per sequence in one step, causal.
 
     Weights are read once for batch · prompt_len tokens; the prompt's K and V are written to the
     cache; scores stay on chip (a FlashAttention kernel), so attention adds FLOPs, not bytes.
+    ``context_len`` tokens of the same sequence already in the cache (an earlier chunk of the
+    prompt, or a cached prefix) are read and attended to, not recomputed.
     """
     config = _config(config)
     the_chip = chip(chip_name)
     precision = check_precision(precision)
     batch = positive_int("batch", batch)
     prompt_len = positive_int("prompt_len", prompt_len)
-    return _step("prefill", config, batch, prompt_len, 0, the_chip, precision, kv_precision)
+    context_len = positive_int("context_len", context_len, minimum=0)
+    return _step(
+        "prefill", config, batch, prompt_len, context_len, the_chip, precision, kv_precision
+    )
 
 
 def max_batch(

@@ -42,9 +42,16 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ._validate import positive_float, positive_int, show
-from .hardware import Chip, chip
-from .inference import DecoderConfig, decode_step, max_batch, verify_step
+from ._validate import choice, name_string, positive_float, positive_int, show
+from .hardware import NETWORK_BANDWIDTH, NVLINK_BIDIRECTIONAL, Chip, chip, pcie_bandwidth
+from .inference import (
+    DecoderConfig,
+    InferenceStep,
+    decode_step,
+    max_batch,
+    prefill_step,
+    verify_step,
+)
 from .units import bytes_per_element, check_precision
 
 #: A draft model for the chapter's speculative-decoding example, chosen for illustration like
@@ -461,22 +468,289 @@ def launch_bound_step(
     )
 
 
+# ------------------------------------------------------- prefill beside decode: chunks, links
+
+
+@dataclass(frozen=True)
+class MixedStep:
+    """One step that runs a decode batch and a chunk of one prompt's prefill together.
+
+    The weights are read once for both (that is the point); FLOPs and cache traffic add up.
+    ``decode`` and ``chunk`` are the two parts priced as steps of their own.
+    """
+
+    decode: InferenceStep
+    chunk: InferenceStep
+
+    def __post_init__(self) -> None:
+        for name in ("decode", "chunk"):
+            if not isinstance(getattr(self, name), InferenceStep):
+                raise TypeError(f"{name}={show(getattr(self, name))} must be an InferenceStep")
+        if self.decode.chip_name != self.chunk.chip_name:
+            raise ValueError(
+                f"decode runs on {self.decode.chip_name!r} and chunk on "
+                f"{self.chunk.chip_name!r}: a mixed step runs on one chip"
+            )
+
+    @property
+    def chunk_tokens(self) -> int:
+        return self.chunk.tokens
+
+    @property
+    def flops(self) -> float:
+        return self.decode.flops + self.chunk.flops
+
+    @property
+    def bytes(self) -> float:
+        """Weights once, both parts' cache reads and writes."""
+        return self.decode.bytes + self.chunk.kv_read_bytes + self.chunk.kv_write_bytes
+
+    @property
+    def t_math_s(self) -> float:
+        return self.flops / self.decode.peak_flops_per_s
+
+    @property
+    def t_memory_s(self) -> float:
+        return self.bytes / self.decode.bandwidth
+
+    @property
+    def time_s(self) -> float:
+        """Roofline lower bound of the mixed step: max(T_math, T_memory)."""
+        return max(self.t_math_s, self.t_memory_s)
+
+    @property
+    def bound(self) -> str:
+        return "compute" if self.t_math_s >= self.t_memory_s else "memory"
+
+    @property
+    def extra_s(self) -> float:
+        """What the chunk adds to the decode step's time (0 while the step stays memory-bound
+        and the chunk's cache writes are small)."""
+        return self.time_s - self.decode.time_s
+
+    @property
+    def separate_s(self) -> float:
+        """The two parts as separate steps: the weights read twice."""
+        return self.decode.time_s + self.chunk.time_s
+
+    @property
+    def saved_s(self) -> float:
+        """Time a mixed step saves over running the two parts one after the other."""
+        return self.separate_s - self.time_s
+
+
+def chunked_prefill(
+    config: DecoderConfig,
+    batch: int,
+    context_len: int,
+    chunk_tokens: int,
+    chip_name: str | Chip,
+    precision: str = "bf16",
+    *,
+    chunk_context: int = 0,
+) -> MixedStep:
+    """A decode step of ``batch`` sequences at ``context_len`` with ``chunk_tokens`` prompt
+    tokens of one more sequence added (Sarathi-Serve's chunked prefill, Agrawal et al. 2024).
+
+    ``chunk_context`` earlier tokens of that prompt are already cached (earlier chunks). A
+    memory-bound decode step has idle FLOP/s: prompt tokens added to it ride on the same weight
+    read, nearly free until the step's tokens reach the ridge point (:func:`free_chunk_tokens`).
+    """
+    the_chip = chip(chip_name)
+    decode = decode_step(config, batch, context_len, the_chip, precision)
+    chunk = prefill_step(
+        config,
+        1,
+        positive_int("chunk_tokens", chunk_tokens),
+        the_chip,
+        precision,
+        context_len=positive_int("chunk_context", chunk_context, minimum=0),
+    )
+    return MixedStep(decode, chunk)
+
+
+def free_chunk_tokens(
+    config: DecoderConfig,
+    batch: int,
+    context_len: int,
+    chip_name: str | Chip,
+    precision: str = "bf16",
+) -> int:
+    """Most prompt tokens a decode step can carry and stay memory-bound (T_math ≤ T_memory).
+
+    With a small cache, about the ridge point minus the decode batch in bf16 (the step's tokens,
+    not the chunk alone, set the weight matmuls' intensity); more when the decode batch's cache
+    reads lengthen the step, fewer as attention adds FLOPs. 0 if the decode step alone is
+    compute-bound.
+    """
+    the_chip = chip(chip_name)
+    decode = decode_step(config, batch, context_len, the_chip, precision)
+    if decode.t_math_s >= decode.t_memory_s:
+        return 0
+
+    def fits(c: int) -> bool:
+        step = chunked_prefill(config, batch, context_len, c, the_chip, precision)
+        return step.t_math_s <= step.t_memory_s
+
+    if not fits(1):
+        return 0
+    low, high = 1, 2
+    while fits(high):
+        low, high = high, high * 2
+        if high > MAX_CHUNK:
+            return low
+    while high - low > 1:  # fits(low), not fits(high)
+        mid = (low + high) // 2
+        low, high = (mid, high) if fits(mid) else (low, mid)
+    return low
+
+
+#: Largest prefill chunk :func:`free_chunk_tokens` searches.
+MAX_CHUNK = 1 << 22
+
+#: Links a prefill node may send a prompt's KV cache over to a decode node, bytes/s *per
+#: direction*, from :mod:`gpuperf.hardware`'s tables: NVLink within a node (half of NVIDIA's
+#: bidirectional figure), PCIe Gen5 x16, and the node-to-node networks of seed 001.
+KV_LINKS: dict[str, float] = {
+    "NVLink 4 (H100)": NVLINK_BIDIRECTIONAL["NVLink 4"] / 2,
+    "NVLink 5 (B200, GB200)": NVLINK_BIDIRECTIONAL["NVLink 5"] / 2,
+    "PCIe Gen5 x16": pcie_bandwidth(5, 16),
+    **NETWORK_BANDWIDTH,
+}
+
+
+@dataclass(frozen=True)
+class KVTransfer:
+    """A prompt's KV cache sent from a prefill GPU to a decode GPU (disaggregated serving)."""
+
+    prompt_len: int
+    bytes_per_token: float
+    link: str
+    link_bytes_per_s: float
+
+    def __post_init__(self) -> None:
+        positive_int("prompt_len", self.prompt_len)
+        positive_float("bytes_per_token", self.bytes_per_token)
+        name_string("link", self.link)
+        positive_float("link_bytes_per_s", self.link_bytes_per_s)
+
+    @property
+    def bytes(self) -> float:
+        """layers · 2 · kv_heads · head_dim · bytes · prompt length."""
+        return self.bytes_per_token * self.prompt_len
+
+    @property
+    def time_s(self) -> float:
+        """Bytes over the link's bandwidth per direction (no latency, no overlap)."""
+        return self.bytes / self.link_bytes_per_s
+
+
+def kv_transfer(
+    config: DecoderConfig, prompt_len: int, link: str, precision: str = "bf16"
+) -> KVTransfer:
+    """The KV cache one request's prompt leaves behind, and its time over ``link`` (a key of
+    :data:`KV_LINKS`).
+
+    Prefill/decode disaggregation (DistServe, Splitwise) runs the compute-bound prefill and the
+    memory-bound decode on different GPUs, so neither phase stalls the other, and pays with this
+    transfer once per request.
+    """
+    if not isinstance(config, DecoderConfig):
+        raise TypeError(f"config={show(config)} must be a gpuperf.inference.DecoderConfig")
+    link = choice("link", link, tuple(KV_LINKS))
+    return KVTransfer(
+        prompt_len=positive_int("prompt_len", prompt_len),
+        bytes_per_token=config.kv_bytes_per_token(check_precision(precision)),
+        link=link,
+        link_bytes_per_s=KV_LINKS[link],
+    )
+
+
+# ------------------------------------------------------------------------------ prefix caching
+
+
+@dataclass(frozen=True)
+class PrefixCache:
+    """A prompt's prefill with and without its first ``prefix_len`` tokens found in the cache
+    (vLLM's automatic prefix caching, SGLang's RadixAttention)."""
+
+    prefix_len: int
+    full: InferenceStep
+    cached: InferenceStep
+
+    def __post_init__(self) -> None:
+        positive_int("prefix_len", self.prefix_len)
+        for name in ("full", "cached"):
+            if not isinstance(getattr(self, name), InferenceStep):
+                raise TypeError(f"{name}={show(getattr(self, name))} must be an InferenceStep")
+
+    @property
+    def prefix_kv_bytes(self) -> float:
+        """The cache the prefix holds in HBM: bytes not recomputed and not written again."""
+        return self.prefix_len * self.full.kv_write_bytes / self.full.tokens
+
+    @property
+    def flops_saved(self) -> float:
+        """2 · layer weights · prefix + the prefix's own causal attention: FLOPs skipped."""
+        return self.full.flops - self.cached.flops
+
+    @property
+    def time_saved_s(self) -> float:
+        return self.full.time_s - self.cached.time_s
+
+    @property
+    def speedup(self) -> float:
+        """Prefill (time to first token) without the cache over with it, roofline bounds."""
+        return self.full.time_s / self.cached.time_s
+
+
+def prefix_cache(
+    config: DecoderConfig,
+    prompt_len: int,
+    prefix_len: int,
+    chip_name: str | Chip,
+    precision: str = "bf16",
+) -> PrefixCache:
+    """Prefill of a ``prompt_len``-token prompt whose first ``prefix_len`` tokens (a shared
+    system prompt, an earlier turn) are already cached: only the rest is computed, attending to
+    the cached prefix. At least one token is always computed (its logits start decoding)."""
+    the_chip = chip(chip_name)
+    prompt_len = positive_int("prompt_len", prompt_len)
+    if prompt_len < 2:
+        raise ValueError(f"prompt_len={prompt_len} must be ≥ 2: a prefix and one token to compute")
+    prefix_len = positive_int("prefix_len", prefix_len, 1, prompt_len - 1)
+    full = prefill_step(config, 1, prompt_len, the_chip, precision)
+    cached = prefill_step(
+        config, 1, prompt_len - prefix_len, the_chip, precision, context_len=prefix_len
+    )
+    return PrefixCache(prefix_len, full, cached)
+
+
 __all__ = [
     "GRAPH_GAP_S_PER_KERNEL",
     "ILLUSTRATIVE_DRAFT",
     "KERNELS_AFTER_LAYERS",
     "KERNELS_PER_LAYER",
+    "KV_LINKS",
+    "MAX_CHUNK",
     "MAX_DRAFT",
     "MAX_KERNELS",
     "MAX_SEQUENCES",
     "EqualMemory",
+    "KVTransfer",
     "LaunchBoundStep",
+    "MixedStep",
     "PagedKV",
+    "PrefixCache",
     "SpeculativeDecoding",
+    "chunked_prefill",
     "decode_kernels",
     "expected_tokens_per_round",
+    "free_chunk_tokens",
+    "kv_transfer",
     "launch_bound_step",
     "paged_kv",
+    "prefix_cache",
     "speculative_at_equal_memory",
     "speculative_decoding",
     "speculative_max_batch",
