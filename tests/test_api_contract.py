@@ -652,6 +652,10 @@ GOOD_CALLS: dict[str, Callable[[], dict[str, Any]]] = {
             gpuperf.inference.ILLUSTRATIVE, gpuperf.serving.ILLUSTRATIVE_DRAFT, 4, 0.7, 4096,
             "H100-SXM"),
         "plain_batch": 4, "plain_step_s": 1e-3},
+    "serving.self_speculative_decoding": lambda: {
+        "config": gpuperf.inference.ILLUSTRATIVE, "draft_tokens": 1, "acceptance": 0.875,
+        "context_len": 4096, "chip_name": "H100-SXM"},
+    "serving.draft_head": lambda: {"config": gpuperf.inference.ILLUSTRATIVE},
     "serving.chunked_prefill": lambda: {
         "config": gpuperf.inference.ILLUSTRATIVE, "batch": 8, "context_len": 4096,
         "chunk_tokens": 256, "chip_name": "H100-SXM"},

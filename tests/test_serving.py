@@ -241,3 +241,40 @@ def test_prefix_cache_saves_the_prefix_weights_and_its_own_attention():
     assert p.speedup > 1 and p.time_saved_s == pytest.approx(p.full.time_s - p.cached.time_s)
     with pytest.raises(ValueError, match="prefix_len"):
         serving.prefix_cache(c, 4096, 4096, "H100-SXM")
+
+
+# ------------------------------------------------------------------------------ self-speculation
+
+
+def test_a_draft_head_is_one_layer_and_the_lm_head():
+    head = serving.draft_head(ILLUSTRATIVE)
+    assert head.n_layers == 1 and head.d_model == ILLUSTRATIVE.d_model
+    one_layer = ILLUSTRATIVE.weight_params / ILLUSTRATIVE.n_layers
+    assert head.step_weight_params == one_layer + ILLUSTRATIVE.lm_head_params
+
+
+def test_mtp_one_drafted_token_by_hand():
+    """γ = 1 (DeepSeek-V3's MTP): 1 + α tokens per round for one head step and one 2-token
+    verification; at batch 1 every step is its weight read."""
+    h100 = "H100-SXM"
+    alpha = 0.875
+    r = serving.self_speculative_decoding(ILLUSTRATIVE, 1, alpha, 4096, h100)
+    assert r.tokens_per_round == pytest.approx(1 + alpha)
+    c, bw = ILLUSTRATIVE, 3.35e12
+    kv = c.kv_bytes_per_token() / c.n_layers * 4097  # the head's one layer: cache + new token
+    head_bytes = 2 * (c.weight_params / c.n_layers + 2 * c.d_model**2 + c.lm_head_params) + kv
+    assert r.draft_step_s == pytest.approx(head_bytes / bw)
+    plain = inference.decode_step(c, 1, 4096, h100).time_s
+    verify = inference.verify_step(c, 1, 2, 4096, h100).time_s
+    assert r.speedup == pytest.approx((1 + alpha) * plain / (head_bytes / bw + verify))
+    assert 1.6 < r.speedup < 1 + alpha  # the head costs a tenth of a step here
+
+
+def test_a_head_drafts_cheaper_than_a_separate_model():
+    h = serving.self_speculative_decoding(ILLUSTRATIVE, 4, 0.8, 4096, "H100-SXM")
+    d = serving.speculative_decoding(
+        ILLUSTRATIVE, serving.ILLUSTRATIVE_DRAFT, 4, 0.8, 4096, "H100-SXM"
+    )
+    assert h.draft_step_s < d.draft_step_s and h.speedup > d.speedup
+    with pytest.raises(ValueError, match="layers"):
+        serving.draft_head(ILLUSTRATIVE, 33)

@@ -38,7 +38,7 @@ gap is no smaller).
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -243,6 +243,71 @@ def speculative_decoding(
     verify = verify_step(config, batch, gamma + 1, context_len, the_chip, precision)
     plain = decode_step(config, batch, context_len, the_chip, precision)
     return SpeculativeDecoding(gamma, alpha, draft_step.time_s, verify.time_s, plain.time_s, batch)
+
+
+def draft_head(config: DecoderConfig, layers: int = 1) -> DecoderConfig:
+    """The draft of self-speculation: ``layers`` decoder layers of the target's own widths that
+    reuse its LM head (EAGLE's draft head, DeepSeek-V3's MTP module; one layer each).
+
+    Both also project the concatenated hidden state and next-token embedding (2·d_model) back
+    to d_model: :data:`DRAFT_FUSION_PARAMS_PER_D2` · d_model² more weights, added by
+    :func:`self_speculative_decoding`.
+    """
+    if not isinstance(config, DecoderConfig):
+        raise TypeError(f"config={show(config)} must be a gpuperf.inference.DecoderConfig")
+    layers = positive_int("layers", layers, 1, config.n_layers)
+    return DecoderConfig(
+        n_layers=layers, d_model=config.d_model, n_heads=config.n_heads,
+        n_kv_heads=config.n_kv_heads, head_dim=config.head_dim, d_ff=config.d_ff,
+        gated_mlp=config.gated_mlp, name=f"{config.name}: draft head",
+        vocab_size=config.vocab_size, tied_embeddings=True,
+    )  # fmt: skip
+
+
+#: The fusion projection of a draft head, 2·d_model → d_model: 2 · d_model² weights.
+DRAFT_FUSION_PARAMS_PER_D2 = 2
+
+
+def self_speculative_decoding(
+    config: DecoderConfig,
+    draft_tokens: int,
+    acceptance: float,
+    context_len: int,
+    chip_name: str | Chip,
+    batch: int = 1,
+    precision: str = "bf16",
+    *,
+    head_layers: int = 1,
+) -> SpeculativeDecoding:
+    """Speculative decoding whose draft is a small head on the target's own hidden states
+    (:func:`draft_head`), not a separate model: EAGLE (Li et al. 2024) or DeepSeek-V3's
+    multi-token prediction module, which drafts one token (γ = 1) at a reported 85–90 %
+    acceptance.
+
+    Each draft step reads the head's layer(s), its fusion projection and the LM head, plus the
+    head's own one-layer cache; the target verifies γ + 1 tokens as in
+    :func:`speculative_decoding`. ``acceptance`` is constant per drafted token (EAGLE's falls
+    with the position; DeepSeek-V3 reports only the second token's).
+    """
+    the_chip = chip(chip_name)
+    precision = check_precision(precision)
+    gamma = positive_int("draft_tokens", draft_tokens, 1, MAX_DRAFT)
+    alpha = positive_float("acceptance", acceptance, allow_zero=True, maximum=1.0)
+    batch = positive_int("batch", batch)
+    context_len = positive_int("context_len", context_len)
+    if not isinstance(config, DecoderConfig):
+        raise TypeError(f"config={show(config)} must be a gpuperf.inference.DecoderConfig")
+    head = draft_head(config, positive_int("head_layers", head_layers, 1, config.n_layers))
+    step = decode_step(head, batch, context_len, the_chip, precision)
+    fusion = DRAFT_FUSION_PARAMS_PER_D2 * float(config.d_model) ** 2
+    step = replace(
+        step,
+        weight_bytes=step.weight_bytes + fusion * bytes_per_element(precision),
+        weight_flops=step.weight_flops + 2.0 * fusion * batch,
+    )
+    verify = verify_step(config, batch, gamma + 1, context_len, the_chip, precision)
+    plain = decode_step(config, batch, context_len, the_chip, precision)
+    return SpeculativeDecoding(gamma, alpha, step.time_s, verify.time_s, plain.time_s, batch)
 
 
 def _models(config: object, draft: object) -> None:
@@ -727,6 +792,7 @@ def prefix_cache(
 
 
 __all__ = [
+    "DRAFT_FUSION_PARAMS_PER_D2",
     "GRAPH_GAP_S_PER_KERNEL",
     "ILLUSTRATIVE_DRAFT",
     "KERNELS_AFTER_LAYERS",
@@ -745,12 +811,14 @@ __all__ = [
     "SpeculativeDecoding",
     "chunked_prefill",
     "decode_kernels",
+    "draft_head",
     "expected_tokens_per_round",
     "free_chunk_tokens",
     "kv_transfer",
     "launch_bound_step",
     "paged_kv",
     "prefix_cache",
+    "self_speculative_decoding",
     "speculative_at_equal_memory",
     "speculative_decoding",
     "speculative_max_batch",
