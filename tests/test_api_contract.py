@@ -656,6 +656,10 @@ GOOD_CALLS: dict[str, Callable[[], dict[str, Any]]] = {
         "config": gpuperf.inference.ILLUSTRATIVE, "draft_tokens": 1, "acceptance": 0.875,
         "context_len": 4096, "chip_name": "H100-SXM"},
     "serving.draft_head": lambda: {"config": gpuperf.inference.ILLUSTRATIVE},
+    "serving.moe_decode": lambda: {"config": gpuperf.serving.DEEPSEEK_V3_MOE, "tokens": 64},
+    "serving.MoEDecode": lambda: {"config": gpuperf.serving.DEEPSEEK_V3_MOE, "tokens": 64,
+                                  "bytes_per_param": 1.0},
+    "serving.expected_distinct_experts": lambda: {"n_experts": 256, "top_k": 8, "tokens": 64},
     "serving.chunked_prefill": lambda: {
         "config": gpuperf.inference.ILLUSTRATIVE, "batch": 8, "context_len": 4096,
         "chunk_tokens": 256, "chip_name": "H100-SXM"},

@@ -278,3 +278,36 @@ def test_a_head_drafts_cheaper_than_a_separate_model():
     assert h.draft_step_s < d.draft_step_s and h.speedup > d.speedup
     with pytest.raises(ValueError, match="layers"):
         serving.draft_head(ILLUSTRATIVE, 33)
+
+
+# ------------------------------------------------------------------------- mixture-of-experts
+
+
+@pytest.mark.parametrize(("e", "k", "b"), [(5, 2, 1), (5, 2, 3), (6, 3, 2), (4, 1, 4)])
+def test_distinct_experts_by_enumerating_every_routing(e, k, b):
+    subsets = list(itertools.combinations(range(e), k))  # each token's equally likely choices
+    total = 0
+    for routing in itertools.product(subsets, repeat=b):
+        total += len(set().union(*routing))
+    expected = total / len(subsets) ** b
+    assert serving.expected_distinct_experts(e, k, b) == pytest.approx(expected)
+
+
+def test_deepseek_v3_has_its_reported_671b_and_37b():
+    c = serving.DEEPSEEK_V3_MOE
+    assert c.total_params == pytest.approx(671e9, rel=2e-3)  # the report: 671B total
+    assert c.active_params == pytest.approx(37e9, rel=0.02)  # and 37B activated per token
+    # one expert: 3 × 7168 × 2048; 58 MoE layers of 256
+    assert c.expert_params == 3 * 7168 * 2048 and c.moe_layers == 58
+
+
+def test_moe_decode_reads_top_k_experts_at_one_token_and_all_at_many():
+    c = serving.DEEPSEEK_V3_MOE
+    one = serving.moe_decode(c, 1)
+    assert one.weight_bytes == pytest.approx(c.active_params)  # fp8: 1 byte per weight
+    many = serving.moe_decode(c, 4096, 2.0)
+    assert many.distinct_experts == pytest.approx(256)
+    assert many.weight_bytes == pytest.approx(2 * (c.total_params - 129_280 * 7168), rel=1e-9)
+    assert many.tokens_per_expert == pytest.approx(4096 * 8 / 256)
+    with pytest.raises(ValueError, match="top_k"):
+        serving.expected_distinct_experts(8, 9, 1)

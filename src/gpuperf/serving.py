@@ -791,7 +791,181 @@ def prefix_cache(
     return PrefixCache(prefix_len, full, cached)
 
 
+# --------------------------------------------------------------------- mixture-of-experts decode
+
+
+def expected_distinct_experts(n_experts: int, top_k: int, tokens: int) -> float:
+    """Expected distinct routed experts a step touches: E · (1 − (1 − k/E)^tokens).
+
+    Assumes uniform, independent routing: each token picks ``top_k`` of ``n_experts`` at random,
+    so it misses a given expert with probability 1 − k/E, and all tokens miss it with
+    (1 − k/E)^tokens. Real routers are trained to balance load but are not uniform per step;
+    skewed routing touches fewer distinct experts.
+    """
+    e = positive_int("n_experts", n_experts)
+    k = positive_int("top_k", top_k, 1, e)
+    b = positive_int("tokens", tokens)
+    return e * (1.0 - (1.0 - k / e) ** b)
+
+
+@dataclass(frozen=True)
+class MoEConfig:
+    """The weights of a mixture-of-experts decoder that set what a decode step reads.
+
+    Every layer has attention (``attention_params_per_layer``); the first ``n_dense_layers``
+    have a dense gated MLP of width ``dense_ffn``, the others a router, ``n_shared_experts``
+    always-on experts and ``n_routed_experts`` routed ones, ``top_k`` per token, each a gated
+    MLP of width ``expert_ffn``. Embedding and LM head are vocab × d_model each (untied).
+    """
+
+    name: str
+    n_layers: int
+    n_dense_layers: int
+    d_model: int
+    attention_params_per_layer: int
+    dense_ffn: int
+    n_routed_experts: int
+    n_shared_experts: int
+    top_k: int
+    expert_ffn: int
+    vocab_size: int
+    source: str
+
+    def __post_init__(self) -> None:
+        name_string("name", self.name)
+        name_string("source", self.source)
+        for label in ("n_layers", "d_model", "attention_params_per_layer", "dense_ffn",
+                      "n_routed_experts", "expert_ffn", "vocab_size"):  # fmt: skip
+            positive_int(label, getattr(self, label))
+        positive_int("n_dense_layers", self.n_dense_layers, 0, self.n_layers - 1)
+        positive_int("n_shared_experts", self.n_shared_experts, 0)
+        positive_int("top_k", self.top_k, 1, self.n_routed_experts)
+
+    @property
+    def moe_layers(self) -> int:
+        return self.n_layers - self.n_dense_layers
+
+    @property
+    def expert_params(self) -> float:
+        """One expert: a gated MLP, 3 · d_model · expert_ffn."""
+        return 3.0 * self.d_model * self.expert_ffn
+
+    @property
+    def routed_params(self) -> float:
+        """Every routed expert of every MoE layer."""
+        return self.moe_layers * self.n_routed_experts * self.expert_params
+
+    @property
+    def always_read_params(self) -> float:
+        """Weights every decode step reads whatever the routing: attention, dense MLPs, shared
+        experts, routers and the LM head (the embedding is only looked up)."""
+        return (
+            self.n_layers * float(self.attention_params_per_layer)
+            + self.n_dense_layers * 3.0 * self.d_model * self.dense_ffn
+            + self.moe_layers * (self.n_shared_experts * self.expert_params
+                                 + self.d_model * self.n_routed_experts)
+            + float(self.vocab_size) * self.d_model
+        )  # fmt: skip
+
+    @property
+    def total_params(self) -> float:
+        """Everything held in memory: the always-read weights, all experts, the embedding."""
+        return self.always_read_params + self.routed_params + float(self.vocab_size) * self.d_model
+
+    @property
+    def active_params(self) -> float:
+        """Weights one token uses: the always-read ones and its ``top_k`` experts per layer."""
+        return self.always_read_params + self.moe_layers * self.top_k * self.expert_params
+
+
+def _mla_params(
+    d: int, heads: int, q_rank: int, kv_rank: int, nope: int, rope: int, v: int
+) -> int:
+    """MLA's projections per layer: query down and up, joint KV down (with the RoPE key), KV up,
+    output (DeepSeek-V2/V3; norms left out)."""
+    return (
+        d * q_rank + q_rank * heads * (nope + rope) + d * (kv_rank + rope)
+        + kv_rank * heads * (nope + v) + heads * v * d
+    )  # fmt: skip
+
+
+#: DeepSeek-V3 (DSV3-REPO ``inference/configs/config_671B.json``; the report, DSV3): 61 layers,
+#: the first 3 dense (width 18432), then 256 routed experts (8 per token) and 1 shared, each of
+#: width 2048; d_model 7168; MLA with 128 heads, q_lora_rank 1536, kv_lora_rank 512, head dims
+#: 128 (no RoPE) + 64 (RoPE), value 128; vocabulary 129,280. These shapes give 671 B weights and
+#: 36.6 B active per token, the report's 671 B and 37 B.
+DEEPSEEK_V3_MOE = MoEConfig(
+    name="DeepSeek-V3", n_layers=61, n_dense_layers=3, d_model=7168,
+    attention_params_per_layer=_mla_params(7168, 128, 1536, 512, 128, 64, 128),
+    dense_ffn=18432, n_routed_experts=256, n_shared_experts=1, top_k=8, expert_ffn=2048,
+    vocab_size=129_280, source="DSV3-REPO",
+)  # fmt: skip
+
+
+@dataclass(frozen=True)
+class MoEDecode:
+    """The weights one decode step of an MoE model reads at ``tokens`` tokens per step."""
+
+    config: MoEConfig
+    tokens: int
+    bytes_per_param: float
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.config, MoEConfig):
+            raise TypeError(f"config={show(self.config)} must be a gpuperf.serving.MoEConfig")
+        positive_int("tokens", self.tokens)
+        positive_float("bytes_per_param", self.bytes_per_param, maximum=8.0)
+
+    @property
+    def distinct_experts(self) -> float:
+        """Expected routed experts touched per MoE layer (:func:`expected_distinct_experts`)."""
+        c = self.config
+        return expected_distinct_experts(c.n_routed_experts, c.top_k, self.tokens)
+
+    @property
+    def expert_bytes(self) -> float:
+        c = self.config
+        return c.moe_layers * self.distinct_experts * c.expert_params * self.bytes_per_param
+
+    @property
+    def always_read_bytes(self) -> float:
+        return self.config.always_read_params * self.bytes_per_param
+
+    @property
+    def weight_bytes(self) -> float:
+        """Weight bytes per step: the always-read weights and every distinct expert once."""
+        return self.always_read_bytes + self.expert_bytes
+
+    @property
+    def bytes_per_token(self) -> float:
+        return self.weight_bytes / self.tokens
+
+    @property
+    def tokens_per_expert(self) -> float:
+        """Tokens each touched expert multiplies: tokens · k / distinct experts (its batch)."""
+        return self.tokens * self.config.top_k / self.distinct_experts
+
+
+def moe_decode(config: MoEConfig, tokens: int, bytes_per_param: float = 1.0) -> MoEDecode:
+    """Weights one MoE decode step reads when it processes ``tokens`` tokens (the batch, or
+    batch × verified tokens), each routed to ``top_k`` experts, uniform routing assumed.
+
+    A dense model's step reads all its weights at any batch; an MoE step reads its always-on
+    weights plus the experts its tokens touch, from ``top_k`` per layer at one token to all of
+    them once E · (1 − (1 − k/E)^tokens) saturates. ``bytes_per_param`` defaults to fp8, the
+    precision DeepSeek-V3 is served in.
+    """
+    if not isinstance(config, MoEConfig):
+        raise TypeError(f"config={show(config)} must be a gpuperf.serving.MoEConfig")
+    return MoEDecode(
+        config,
+        positive_int("tokens", tokens),
+        positive_float("bytes_per_param", bytes_per_param, maximum=8.0),
+    )
+
+
 __all__ = [
+    "DEEPSEEK_V3_MOE",
     "DRAFT_FUSION_PARAMS_PER_D2",
     "GRAPH_GAP_S_PER_KERNEL",
     "ILLUSTRATIVE_DRAFT",
@@ -806,16 +980,20 @@ __all__ = [
     "KVTransfer",
     "LaunchBoundStep",
     "MixedStep",
+    "MoEConfig",
+    "MoEDecode",
     "PagedKV",
     "PrefixCache",
     "SpeculativeDecoding",
     "chunked_prefill",
     "decode_kernels",
     "draft_head",
+    "expected_distinct_experts",
     "expected_tokens_per_round",
     "free_chunk_tokens",
     "kv_transfer",
     "launch_bound_step",
+    "moe_decode",
     "paged_kv",
     "prefix_cache",
     "self_speculative_decoding",
