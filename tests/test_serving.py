@@ -311,3 +311,12 @@ def test_moe_decode_reads_top_k_experts_at_one_token_and_all_at_many():
     assert many.tokens_per_expert == pytest.approx(4096 * 8 / 256)
     with pytest.raises(ValueError, match="top_k"):
         serving.expected_distinct_experts(8, 9, 1)
+
+
+def test_a_megakernel_removes_the_launches_and_the_boundaries():
+    s = serving.launch_bound_step(600e-6, 179, 3.6e-6, 1.3e-6)
+    assert s.graph_s == pytest.approx(600e-6 + 179 * 1.3e-6)
+    assert s.megakernel_s == pytest.approx(600e-6)
+    assert s.megakernel_speedup == pytest.approx((600e-6 + 179 * 1.3e-6) / 600e-6)
+    tiny = serving.launch_bound_step(1e-6, 1, 5e-6, 0.0)  # even one kernel needs its launch
+    assert tiny.megakernel_s == 5e-6

@@ -551,6 +551,24 @@ def quantized_bytes_per_weight(
     )
 
 
+def weight_bound_batch(
+    chip_name: str | Chip,
+    precision: str = "bf16",
+    weight_bytes_per_param: float | None = None,
+) -> float:
+    """Tokens per step above which the weight matmuls turn compute-bound: ridge · w / 2.
+
+    The weights' intensity is 2 · tokens / w FLOP/byte for ``w`` stored bytes per weight
+    (default: ``precision``'s size); the ridge is the chip's peak in ``precision`` over its HBM
+    bandwidth. Weight-only quantization shrinks w with the bf16 roof, so the batch falls; W8A8
+    (fp8) and W4A4 (NVFP4, :func:`quantized_bytes_per_weight` (4, 16, 1)) raise the roof with it,
+    so the batch stays near bf16's.
+    """
+    the_chip = chip(chip_name)
+    precision = check_precision(precision)
+    return the_chip.ridge_point(precision) * _weight_size(precision, weight_bytes_per_param) / 2
+
+
 # -------------------------------------------------------------- multi-head latent attention
 
 
@@ -815,4 +833,5 @@ __all__ = [
     "quantized_bytes_per_weight",
     "split_kv",
     "verify_step",
+    "weight_bound_batch",
 ]

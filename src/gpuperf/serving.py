@@ -504,6 +504,18 @@ class LaunchBoundStep:
     def graph_speedup(self) -> float:
         return self.eager_s / self.graph_s
 
+    @property
+    def megakernel_s(self) -> float:
+        """The whole step as one persistent kernel (a megakernel): one launch, no kernel
+        boundaries, so neither the host's launches nor the boundary gaps remain. A lower bound:
+        the megakernel's own synchronisation between its stages is not counted."""
+        return max(self.gpu_s, self.cpu_s_per_kernel)
+
+    @property
+    def megakernel_speedup(self) -> float:
+        """What a megakernel gains over the same step captured in a CUDA graph."""
+        return self.graph_s / self.megakernel_s
+
 
 #: Largest number of kernels one step may launch.
 MAX_KERNELS = 1 << 20
