@@ -55,8 +55,8 @@ Limits: equal context lengths in a batch; activations, norms and the embedding l
 out of the traffic (small next to the weights and the cache for the sizes shown). Times are
 roofline lower bounds, max(T_math, T_memory), not measurements. Model shapes here are the
 caller's; the chapter's :data:`ILLUSTRATIVE` model is a made-up shape of a common size, not a
-published one. Paging, continuous batching, speculative decoding and launch overhead are in
-:mod:`gpuperf.serving`.
+published one. Paging, continuous batching, chunked prefill, prefix caching, speculative
+decoding, mixtures of experts and launch overhead are in :mod:`gpuperf.serving`.
 """
 
 from __future__ import annotations

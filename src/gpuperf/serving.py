@@ -29,10 +29,18 @@ and whether the CPU can launch the step's kernels as fast as the GPU runs them:
   :data:`GRAPH_GAP_S_PER_KERNEL` each time even when the launches are queued, so the GPU's side
   of a step is its roofline time plus kernels × that gap, in both modes.
 
+* **Serving as it is done now.** A prompt's prefill in chunks riding on memory-bound decode
+  steps (:func:`chunked_prefill`, Sarathi-Serve), or on other GPUs with its KV cache sent over
+  a link (:func:`kv_transfer`, DistServe/Splitwise); cached prefixes (:func:`prefix_cache`,
+  RadixAttention); a one-layer draft head instead of a draft model
+  (:func:`self_speculative_decoding`, EAGLE, DeepSeek-V3's MTP); the experts a mixture-of-
+  experts step reads (:func:`moe_decode`, :data:`DEEPSEEK_V3_MOE`); and the whole step as one
+  kernel (:attr:`LaunchBoundStep.megakernel_s`, Hazy Research's megakernel).
+
 Limits: roofline lower bounds (nothing here ran); equal context lengths within a step; the
-draft's acceptance rate is the caller's, not derived; one gap per kernel boundary, measured on
-an H100 under CUDA graphs and used as a stand-in on other GPUs and for eager launches (whose
-gap is no smaller).
+draft's acceptance rate is the caller's, not derived; MoE routing uniform and independent; one
+gap per kernel boundary, measured on an H100 under CUDA graphs and used as a stand-in on other
+GPUs and for eager launches (whose gap is no smaller).
 """
 
 from __future__ import annotations
