@@ -336,3 +336,24 @@ def test_the_page_says_which_shapes_are_sourced():
     for config in sourced:
         assert config.name in claim, config.name
     assert "Llama-2-7B's depth" in claim  # the launch example's 32 layers (GPT-FAST)
+
+
+def test_weight_bound_batch_is_ridge_times_bytes_over_two():
+    from gpuperf import roofline
+
+    assert inference.weight_bound_batch("H100-SXM") == pytest.approx(
+        roofline.critical_batch_size("H100-SXM", "bf16")
+    )
+    assert inference.weight_bound_batch("H100-SXM", "fp8") == pytest.approx(
+        roofline.critical_batch_size("H100-SXM", "fp8")
+    )
+    # NVFP4 on a B200: 9 PFLOP/s dense fp4 over the table's 8 TB/s, 0.5625 bytes per weight
+    nvfp4 = inference.quantized_bytes_per_weight(4, 16, 1)
+    assert inference.weight_bound_batch("B200", "fp4", nvfp4) == pytest.approx(
+        9e15 / 8e12 * 0.5625 / 2
+    )
+    # int4 weights with bf16 math on an H100: the batch falls by 2 / 0.625
+    int4 = inference.quantized_bytes_per_weight(4, 32, 4)
+    assert inference.weight_bound_batch("H100-SXM", "bf16", int4) == pytest.approx(
+        989.4e12 / 3.35e12 * 0.625 / 2
+    )

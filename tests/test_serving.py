@@ -175,3 +175,148 @@ def test_serving_refuses_nonsense():
         serving.speculative_max_batch(ILLUSTRATIVE, ILLUSTRATIVE, 0, "H100-SXM")
     with pytest.raises(TypeError, match="config='7B'"):
         serving.decode_kernels("7B")
+
+
+# ---------------------------------------------------- chunked prefill, disaggregation, prefixes
+
+
+def test_a_mixed_step_reads_the_weights_once():
+    h100 = "H100-SXM"
+    m = serving.chunked_prefill(ILLUSTRATIVE, 16, 4096, 256, h100)
+    d = inference.decode_step(ILLUSTRATIVE, 16, 4096, h100)
+    c = inference.prefill_step(ILLUSTRATIVE, 1, 256, h100)
+    assert m.flops == pytest.approx(d.flops + c.flops)
+    # by hand: weights once, 16 caches of 4096 read, 16 + 256 tokens' K and V written
+    per = ILLUSTRATIVE.kv_bytes_per_token()
+    by_hand = ILLUSTRATIVE.step_weight_params * 2 + per * (16 * 4096 + 16 + 256)
+    assert m.bytes == pytest.approx(by_hand)
+    assert m.bound == "memory" and m.time_s == pytest.approx(m.bytes / 3.35e12)
+    assert m.saved_s == pytest.approx(d.time_s + c.time_s - m.time_s)
+    assert m.extra_s < 0.01 * d.time_s  # the chunk rides on the weight read
+
+
+def test_free_chunk_is_where_the_mixed_step_turns_compute_bound():
+    for batch, context in ((1, 512), (16, 4096)):
+        free = serving.free_chunk_tokens(ILLUSTRATIVE, batch, context, "H100-SXM")
+        at = serving.chunked_prefill(ILLUSTRATIVE, batch, context, free, "H100-SXM")
+        past = serving.chunked_prefill(ILLUSTRATIVE, batch, context, free + 1, "H100-SXM")
+        assert at.t_math_s <= at.t_memory_s and past.t_math_s > past.t_memory_s
+    # small cache, bf16: 2·(W + H)·1 + 2·W·C + 2·H (the chunk's one logit) = ridge · 2·(W + H)
+    # for layer weights W and LM head H, i.e. C = (ridge·(W + H) − (W + H) − H) / W; attention
+    # FLOPs take a little off, the cache bytes add a little
+    w, h = ILLUSTRATIVE.weight_params, ILLUSTRATIVE.lm_head_params
+    ridge = 989.4e12 / 3.35e12
+    by_hand = (ridge * (w + h) - (w + h) - h) / w
+    assert abs(serving.free_chunk_tokens(ILLUSTRATIVE, 1, 512, "H100-SXM") - by_hand) < 5
+    # a decode step that is already compute-bound has nothing free
+    assert serving.free_chunk_tokens(ILLUSTRATIVE, 512, 64, "H100-SXM") == 0
+
+
+def test_a_later_chunk_attends_to_the_earlier_ones():
+    first = serving.chunked_prefill(ILLUSTRATIVE, 1, 512, 256, "H100-SXM")
+    later = serving.chunked_prefill(ILLUSTRATIVE, 1, 512, 256, "H100-SXM", chunk_context=1024)
+    c = ILLUSTRATIVE
+    extra = 4.0 * c.n_layers * c.n_heads * c.head_dim * 256 * 1024  # 256 queries × 1024 keys
+    assert later.flops - first.flops == pytest.approx(extra)
+    assert later.bytes - first.bytes == pytest.approx(c.kv_bytes_per_token() * 1024)
+
+
+def test_kv_transfer_is_layers_2_kv_heads_head_dim_bytes_prompt():
+    t = serving.kv_transfer(ILLUSTRATIVE, 4096, "InfiniBand NDR 400G")
+    assert t.bytes == 32 * 2 * 8 * 128 * 2 * 4096  # = 512 MiB
+    assert t.time_s == pytest.approx(t.bytes / 50e9)
+    nv5 = serving.kv_transfer(ILLUSTRATIVE, 4096, "NVLink 5 (B200, GB200)", "fp8")
+    assert nv5.time_s == pytest.approx(t.bytes / 2 / 900e9)
+    with pytest.raises(ValueError, match="link"):
+        serving.kv_transfer(ILLUSTRATIVE, 4096, "carrier pigeon")
+
+
+def test_prefix_cache_saves_the_prefix_weights_and_its_own_attention():
+    c = ILLUSTRATIVE
+    p = serving.prefix_cache(c, 4096, 3072, "H100-SXM")
+    s = 3072
+    by_hand = 2 * c.weight_params * s + 4 * c.n_layers * c.n_heads * c.head_dim * s * (s + 1) / 2
+    assert p.flops_saved == pytest.approx(by_hand)
+    assert p.prefix_kv_bytes == c.kv_bytes_per_token() * s
+    assert p.speedup > 1 and p.time_saved_s == pytest.approx(p.full.time_s - p.cached.time_s)
+    with pytest.raises(ValueError, match="prefix_len"):
+        serving.prefix_cache(c, 4096, 4096, "H100-SXM")
+
+
+# ------------------------------------------------------------------------------ self-speculation
+
+
+def test_a_draft_head_is_one_layer_and_the_lm_head():
+    head = serving.draft_head(ILLUSTRATIVE)
+    assert head.n_layers == 1 and head.d_model == ILLUSTRATIVE.d_model
+    one_layer = ILLUSTRATIVE.weight_params / ILLUSTRATIVE.n_layers
+    assert head.step_weight_params == one_layer + ILLUSTRATIVE.lm_head_params
+
+
+def test_mtp_one_drafted_token_by_hand():
+    """γ = 1 (DeepSeek-V3's MTP): 1 + α tokens per round for one head step and one 2-token
+    verification; at batch 1 every step is its weight read."""
+    h100 = "H100-SXM"
+    alpha = 0.875
+    r = serving.self_speculative_decoding(ILLUSTRATIVE, 1, alpha, 4096, h100)
+    assert r.tokens_per_round == pytest.approx(1 + alpha)
+    c, bw = ILLUSTRATIVE, 3.35e12
+    kv = c.kv_bytes_per_token() / c.n_layers * 4097  # the head's one layer: cache + new token
+    head_bytes = 2 * (c.weight_params / c.n_layers + 2 * c.d_model**2 + c.lm_head_params) + kv
+    assert r.draft_step_s == pytest.approx(head_bytes / bw)
+    plain = inference.decode_step(c, 1, 4096, h100).time_s
+    verify = inference.verify_step(c, 1, 2, 4096, h100).time_s
+    assert r.speedup == pytest.approx((1 + alpha) * plain / (head_bytes / bw + verify))
+    assert 1.6 < r.speedup < 1 + alpha  # the head costs a tenth of a step here
+
+
+def test_a_head_drafts_cheaper_than_a_separate_model():
+    h = serving.self_speculative_decoding(ILLUSTRATIVE, 4, 0.8, 4096, "H100-SXM")
+    d = serving.speculative_decoding(
+        ILLUSTRATIVE, serving.ILLUSTRATIVE_DRAFT, 4, 0.8, 4096, "H100-SXM"
+    )
+    assert h.draft_step_s < d.draft_step_s and h.speedup > d.speedup
+    with pytest.raises(ValueError, match="layers"):
+        serving.draft_head(ILLUSTRATIVE, 33)
+
+
+# ------------------------------------------------------------------------- mixture-of-experts
+
+
+@pytest.mark.parametrize(("e", "k", "b"), [(5, 2, 1), (5, 2, 3), (6, 3, 2), (4, 1, 4)])
+def test_distinct_experts_by_enumerating_every_routing(e, k, b):
+    subsets = list(itertools.combinations(range(e), k))  # each token's equally likely choices
+    total = 0
+    for routing in itertools.product(subsets, repeat=b):
+        total += len(set().union(*routing))
+    expected = total / len(subsets) ** b
+    assert serving.expected_distinct_experts(e, k, b) == pytest.approx(expected)
+
+
+def test_deepseek_v3_has_its_reported_671b_and_37b():
+    c = serving.DEEPSEEK_V3_MOE
+    assert c.total_params == pytest.approx(671e9, rel=2e-3)  # the report: 671B total
+    assert c.active_params == pytest.approx(37e9, rel=0.02)  # and 37B activated per token
+    # one expert: 3 × 7168 × 2048; 58 MoE layers of 256
+    assert c.expert_params == 3 * 7168 * 2048 and c.moe_layers == 58
+
+
+def test_moe_decode_reads_top_k_experts_at_one_token_and_all_at_many():
+    c = serving.DEEPSEEK_V3_MOE
+    one = serving.moe_decode(c, 1)
+    assert one.weight_bytes == pytest.approx(c.active_params)  # fp8: 1 byte per weight
+    many = serving.moe_decode(c, 4096, 2.0)
+    assert many.distinct_experts == pytest.approx(256)
+    assert many.weight_bytes == pytest.approx(2 * (c.total_params - 129_280 * 7168), rel=1e-9)
+    assert many.tokens_per_expert == pytest.approx(4096 * 8 / 256)
+    with pytest.raises(ValueError, match="top_k"):
+        serving.expected_distinct_experts(8, 9, 1)
+
+
+def test_a_megakernel_removes_the_launches_and_the_boundaries():
+    s = serving.launch_bound_step(600e-6, 179, 3.6e-6, 1.3e-6)
+    assert s.graph_s == pytest.approx(600e-6 + 179 * 1.3e-6)
+    assert s.megakernel_s == pytest.approx(600e-6)
+    assert s.megakernel_speedup == pytest.approx((600e-6 + 179 * 1.3e-6) / 600e-6)
+    tiny = serving.launch_bound_step(1e-6, 1, 5e-6, 0.0)  # even one kernel needs its launch
+    assert tiny.megakernel_s == 5e-6

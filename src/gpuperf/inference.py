@@ -55,8 +55,8 @@ Limits: equal context lengths in a batch; activations, norms and the embedding l
 out of the traffic (small next to the weights and the cache for the sizes shown). Times are
 roofline lower bounds, max(T_math, T_memory), not measurements. Model shapes here are the
 caller's; the chapter's :data:`ILLUSTRATIVE` model is a made-up shape of a common size, not a
-published one. Paging, continuous batching, speculative decoding and launch overhead are in
-:mod:`gpuperf.serving`.
+published one. Paging, continuous batching, chunked prefill, prefix caching, speculative
+decoding, mixtures of experts and launch overhead are in :mod:`gpuperf.serving`.
 """
 
 from __future__ import annotations
@@ -479,18 +479,24 @@ def prefill_step(
     precision: str = "bf16",
     *,
     kv_precision: str | None = None,
+    context_len: int = 0,
 ) -> InferenceStep:
     """Prefill: a whole prompt of ``prompt_len`` tokens per sequence in one step, causal.
 
     Weights are read once for batch · prompt_len tokens; the prompt's K and V are written to the
     cache; scores stay on chip (a FlashAttention kernel), so attention adds FLOPs, not bytes.
+    ``context_len`` tokens of the same sequence already in the cache (an earlier chunk of the
+    prompt, or a cached prefix) are read and attended to, not recomputed.
     """
     config = _config(config)
     the_chip = chip(chip_name)
     precision = check_precision(precision)
     batch = positive_int("batch", batch)
     prompt_len = positive_int("prompt_len", prompt_len)
-    return _step("prefill", config, batch, prompt_len, 0, the_chip, precision, kv_precision)
+    context_len = positive_int("context_len", context_len, minimum=0)
+    return _step(
+        "prefill", config, batch, prompt_len, context_len, the_chip, precision, kv_precision
+    )
 
 
 def max_batch(
@@ -543,6 +549,24 @@ def quantized_bytes_per_weight(
         size
         + positive_float("scale_bytes", scale_bytes, allow_zero=True, maximum=16.0) / group_size
     )
+
+
+def weight_bound_batch(
+    chip_name: str | Chip,
+    precision: str = "bf16",
+    weight_bytes_per_param: float | None = None,
+) -> float:
+    """Tokens per step above which the weight matmuls turn compute-bound: ridge · w / 2.
+
+    The weights' intensity is 2 · tokens / w FLOP/byte for ``w`` stored bytes per weight
+    (default: ``precision``'s size); the ridge is the chip's peak in ``precision`` over its HBM
+    bandwidth. Weight-only quantization shrinks w with the bf16 roof, so the batch falls; W8A8
+    (fp8) and W4A4 (NVFP4, :func:`quantized_bytes_per_weight` (4, 16, 1)) raise the roof with it,
+    so the batch stays near bf16's.
+    """
+    the_chip = chip(chip_name)
+    precision = check_precision(precision)
+    return the_chip.ridge_point(precision) * _weight_size(precision, weight_bytes_per_param) / 2
 
 
 # -------------------------------------------------------------- multi-head latent attention
@@ -809,4 +833,5 @@ __all__ = [
     "quantized_bytes_per_weight",
     "split_kv",
     "verify_step",
+    "weight_bound_batch",
 ]

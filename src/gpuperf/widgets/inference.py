@@ -41,7 +41,7 @@ __all__ = [
 ]
 
 PRECISION = "bf16"
-CHIPS: tuple[str, ...] = ("A100-80GB", "H100-SXM", "H200")
+CHIPS: tuple[str, ...] = ("A100-80GB", "H100-SXM", "H200", "B200", "GB200")
 BATCHES: tuple[int, ...] = tuple(2**k for k in range(11))  # 1 … 1024 sequences
 CONTEXTS: tuple[int, ...] = (512, 1024, 2048, 4096, 8192, 16384, 32768)
 KV_HEADS: tuple[int, ...] = (32, 16, 8, 4, 2, 1)
@@ -193,7 +193,7 @@ def decode_static(
     colab: str = "",
 ) -> StaticExplorer:
     """Static twin of :func:`decode_explorer` for the online book: batch × context × KV heads ×
-    chip, every value the live controls offer (11 × 7 × 6 × 3 combinations). Each row is read
+    chip, every value the live controls offer (11 × 7 × 6 × 5 combinations). Each row is read
     from a :class:`_DecodeView` after ``update``; the sentence under the figure is its status
     line. The arguments are the initial control values."""
     from matplotlib.colors import same_color
