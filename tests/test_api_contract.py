@@ -637,6 +637,7 @@ GOOD_CALLS: dict[str, Callable[[], dict[str, Any]]] = {
     "parallelism.loaded_latency": lambda: {"chip_name": "H200"},
     "microscaling.element_format": lambda: {"name": "e4m3"},
     "microscaling.scaled_format": lambda: {"name": "mxfp8"},
+    "microscaling.scaled_format_peak": lambda: {"chip_name": "GB200", "format": "nvfp4"},
     "serving.speculative_decoding": lambda: {
         "config": gpuperf.inference.ILLUSTRATIVE, "draft": gpuperf.serving.ILLUSTRATIVE_DRAFT,
         "draft_tokens": 4, "acceptance": 0.7, "context_len": 4096, "chip_name": "H100-SXM"},
@@ -889,6 +890,7 @@ INSTANCES: dict[str, Callable[[], Any]] = {
     "bench.Case": lambda: gpuperf.bench.cases()[0],
     "bench.Run": lambda: gpuperf.bench.Run([], [], {}, None, None, []),
     "parallelism.LoadedLatency": lambda: gpuperf.parallelism.loaded_latency("H200"),
+    "microscaling.ScaledPeak": lambda: gpuperf.microscaling.scaled_format_peak("B200"),
     "microscaling.ScalingOverSteps": lambda: gpuperf.microscaling.scaling_over_steps(
         [np.linspace(-2, 2, 64) * s for s in (1, 3, 0.5)]),
     "warpspec.CompiledFacts": lambda: gpuperf.warpspec.compiled("matmul", "sm_80"),

@@ -248,3 +248,44 @@ def test_cast_cost_current_reads_twice():
 def test_bad_arguments_are_named(call, match):
     with pytest.raises((ValueError, TypeError), match=match):
         call()
+
+
+# --- what a format buys on a Blackwell tensor core --------------------------------------------
+
+#: NVIDIA's table of Blackwell tensor cores (NVFP4 report, arXiv:2509.25149, Table 1): speedup
+#: of each block-scaled format over BF16 on GB200 and GB300.
+_TABLE_1 = {
+    "GB200": {"mxfp8": 2, "mxfp6": 2, "mxfp4": 4, "nvfp4": 4},
+    "GB300": {"mxfp8": 2, "mxfp6": 2, "mxfp4": 6, "nvfp4": 6},
+}
+
+
+@pytest.mark.parametrize("chip", sorted(_TABLE_1))
+def test_scaled_format_peaks_reproduce_nvidias_blackwell_table(chip):
+    for name, speedup in _TABLE_1[chip].items():
+        if (chip, name) == ("GB300", "mxfp6"):  # no absolute GB300 FP6 peak in the table
+            continue
+        peak = mx.scaled_format_peak(chip, name)
+        assert peak.speedup_vs_bf16 == pytest.approx(speedup)
+        assert peak.precision == mx.FORMAT_PRECISION[name]
+
+
+def test_scaled_format_peaks_are_the_datasheet_rows():
+    # HGX B200 per GPU, dense: FP8/FP6 9 PF sparse → 4.5; NVFP4 18 PF sparse → 9 (Blackwell
+    # datasheet); B300's dense NVFP4 14 PF (NVIDIA's aiconfigurator b300_sxm.yaml).
+    assert mx.scaled_format_peak("B200", "mxfp8").peak_flops_per_s == 4.5e15
+    assert mx.scaled_format_peak("B200", "mxfp6").peak_flops_per_s == 4.5e15
+    assert mx.scaled_format_peak("B200", "nvfp4").peak_flops_per_s == 9e15
+    assert mx.scaled_format_peak("b300", "mxfp4").peak_flops_per_s == 14e15
+
+
+def test_scaled_format_peak_refuses_chips_without_block_scaled_mma_and_missing_rates():
+    with pytest.raises(ValueError, match=r"chip_name='H100-SXM' has no block-scaled.*B200"):
+        mx.scaled_format_peak("H100-SXM", "mxfp8")
+    for name in ("B300", "GB300"):
+        with pytest.raises(ValueError, match=f"{name} has no fp6"):
+            mx.scaled_format_peak(name, "mxfp6")
+    with pytest.raises(ValueError, match="format='int4' is not known"):
+        mx.scaled_format_peak("B200", "int4")
+    with pytest.raises(KeyError):
+        mx.scaled_format_peak("B900", "nvfp4")

@@ -29,6 +29,16 @@ previous steps — one read fewer, but a tensor whose amax grows beyond the hist
 after a spike the scale stays too large for the length of the history and small values lose their
 bits. :func:`scaling_over_steps` runs both over a sequence of tensors.
 
+**What a format buys on a Blackwell tensor core.** NVIDIA's table of Blackwell tensor cores (the
+NVFP4 report's Table 1) runs MXFP8 and MXFP6 at 2× the BF16 rate, MXFP4 and NVFP4 at 4× on GB200
+and 6× on GB300; the datasheets give the same rates as the FP8/FP6 and FP4 peaks. So a scaled
+format runs at its element's column of :mod:`gpuperf.hardware` (:data:`FORMAT_PRECISION`), and
+:func:`scaled_format_peak` reads it, for the compute-capability-10 parts (B200, GB200, B300,
+GB300) only: Hopper has FP8 but no block-scaled MMA, and a rate the table lacks (Blackwell
+Ultra's FP6: NVIDIA's table gives GB300's MXFP6 only as 2× BF16) is an error, not a guess. The
+tensor core applies each block's scale to its partial dot product and accumulates in FP32 (the
+same report), so Hopper's FP8 promotion to CUDA cores is not part of the block-scaled MMA.
+
 Limits: one-dimensional blocks of consecutive values (NVFP4 also has 16 × 16 blocks for
 weights); no random Hadamard transform; round to nearest only (NVFP4 training rounds gradients
 stochastically: :mod:`gpuperf.summation` has stochastic rounding); the element formats' NaN and
@@ -48,7 +58,9 @@ from ._validate import choice, flag, name_string, positive_float, positive_int, 
 from .cost import OpCost
 
 __all__ = [
+    "BLOCK_SCALED_MMA_CC",
     "ELEMENT_FORMATS",
+    "FORMAT_PRECISION",
     "MAX_STEP_VALUES",
     "MAX_VALUES",
     "RECIPES",
@@ -57,6 +69,7 @@ __all__ = [
     "BlockQuantization",
     "ElementFormat",
     "ScaledFormat",
+    "ScaledPeak",
     "ScalingOverSteps",
     "block_quantization_error",
     "block_quantize",
@@ -65,6 +78,7 @@ __all__ = [
     "quantize_mx",
     "quantize_nvfp4",
     "scaled_format",
+    "scaled_format_peak",
     "scaling_over_steps",
 ]
 
@@ -215,6 +229,67 @@ def _scaled(argument: str, name: object) -> ScaledFormat:
     if key not in SCALED_FORMATS:
         raise ValueError(f"{argument}={name!r} is not known; valid: {', '.join(SCALED_FORMATS)}")
     return SCALED_FORMATS[key]
+
+
+#: The precision column of :mod:`gpuperf.hardware` whose tensor-core rate each scaled format
+#: runs at: MXFP8/MXFP6 at 2× BF16 and MXFP4/NVFP4 at 4× (GB200) or 6× (GB300), NVIDIA's table of
+#: Blackwell tensor cores (NVFP4 report, arXiv:2509.25149, Table 1).
+FORMAT_PRECISION: dict[str, str] = {
+    "mxfp8": "fp8",
+    "mxfp8-e5m2": "fp8",
+    "mxfp6": "fp6",
+    "mxfp6-e3m2": "fp6",
+    "mxfp4": "fp4",
+    "nvfp4": "fp4",
+}
+#: Compute capabilities whose tensor cores read block scales (tcgen05: sm_100 and sm_103).
+BLOCK_SCALED_MMA_CC: tuple[tuple[int, int], ...] = ((10, 0), (10, 3))
+
+
+@dataclass(frozen=True)
+class ScaledPeak:
+    """Dense tensor-core peak of a block-scaled ``format`` on ``chip`` (FLOP/s), the hardware
+    column it comes from (``precision``), and its ratio to the chip's BF16 peak."""
+
+    chip: str
+    format: str
+    precision: str
+    peak_flops_per_s: float
+    speedup_vs_bf16: float
+
+    def __post_init__(self) -> None:
+        for name in ("chip", "format", "precision"):
+            name_string(name, getattr(self, name))
+        for name in ("peak_flops_per_s", "speedup_vs_bf16"):
+            positive_float(name, getattr(self, name))
+
+
+def scaled_format_peak(chip_name: str, format: str | ScaledFormat = "nvfp4") -> ScaledPeak:
+    """The dense peak at which ``chip_name``'s tensor cores multiply ``format`` operands.
+
+    Only chips whose tensor cores take block scales (compute capability 10.0 or 10.3:
+    B200, GB200, B300, GB300) are accepted; a precision a row lacks raises ``ValueError``
+    naming the ones it has (B300's and GB300's FP6 rows are not in the hardware table).
+    """
+    from . import hardware
+
+    fmt = _scaled("format", format)
+    spec = hardware.chip(chip_name)
+    if spec.compute_capability not in BLOCK_SCALED_MMA_CC:
+        valid = [c.name for c in hardware.chips() if c.compute_capability in BLOCK_SCALED_MMA_CC]
+        raise ValueError(
+            f"chip_name={chip_name!r} has no block-scaled tensor-core MMA (compute capability "
+            f"{spec.compute_capability}); chips that have one: {', '.join(valid)}"
+        )
+    precision = FORMAT_PRECISION[fmt.name]
+    peak = spec.peak_flops(precision)
+    return ScaledPeak(
+        chip=spec.name,
+        format=fmt.name,
+        precision=precision,
+        peak_flops_per_s=peak,
+        speedup_vs_bf16=peak / spec.peak_flops("bf16"),
+    )
 
 
 def _values(values: Any) -> np.ndarray:
