@@ -739,6 +739,160 @@ def layer_activations(
     )
 
 
+#: Checkpoint policies of :func:`checkpoint_policy`, for the modern block with FlashAttention:
+#: what a selective-activation-checkpoint (SAC) policy, or a compiler, recomputes.
+CHECKPOINT_POLICIES: tuple[str, ...] = (
+    "save everything",
+    "recompute norms",
+    "recompute norms and SwiGLU",
+    "save matmul and attention outputs",
+    "recompute everything",
+)
+_NORM_OUTPUTS = ("RMSNorm1 output", "RMSNorm2 output")
+_SWIGLU_OUTPUTS = ("SiLU output", "SiLU(gate) ⊙ up")
+
+
+@dataclass(frozen=True)
+class PolicyActivations:
+    """What one modern layer (RMSNorm, RoPE, SwiGLU, FlashAttention) keeps under a checkpoint
+    ``policy`` (:data:`CHECKPOINT_POLICIES`), and what its backward pass redoes.
+
+    ``activation_bytes`` / ``baseline_bytes``: kept with the policy / with nothing recomputed;
+    ``recompute_matmul_flops``: matmul FLOPs the policy adds to a step (0 unless the whole
+    forward runs again; FlashAttention's own recomputation of QKᵀ is in every policy and not
+    counted here); ``recomputed_values``: elements the backward rebuilds with pointwise ops
+    (norms, rotary embedding, residual add, SiLU, the gate product) — memory-bound work that a
+    compiler fuses into the backward kernels that read their inputs anyway;
+    ``step_flops``: the layer's forward + backward matmul FLOPs without recomputation.
+    """
+
+    policy: str
+    activation_bytes: float
+    baseline_bytes: float
+    recompute_matmul_flops: float
+    recomputed_values: float
+    step_flops: float
+
+    def __post_init__(self) -> None:
+        choice("policy", self.policy, CHECKPOINT_POLICIES)
+        for label in ("activation_bytes", "baseline_bytes", "step_flops"):
+            object.__setattr__(self, label, positive_float(label, getattr(self, label)))
+        _non_negative(self, ("recompute_matmul_flops", "recomputed_values"))
+
+    @property
+    def saved_fraction(self) -> float:
+        """Share of the baseline's activation bytes the policy does not keep."""
+        return 1 - self.activation_bytes / self.baseline_bytes
+
+    @property
+    def compute_overhead(self) -> float:
+        """Added matmul FLOPs over a step's matmul FLOPs."""
+        return self.recompute_matmul_flops / self.step_flops
+
+
+def checkpoint_policy(
+    seq_len: int, micro_batch: int, hidden: int, heads: int, policy: str = "save everything"
+) -> PolicyActivations:
+    """Bytes one modern layer (``block="modern"``, ``attention="flash"``) keeps under a
+    checkpoint ``policy``, and what the backward redoes (one GPU, no parallelism).
+
+    * ``"recompute norms"``: the two RMSNorm outputs are rebuilt from their kept inputs (what
+      DeepSeek-V3 and Megatron's ``layernorm`` recompute module do): −4·s·b·h bytes.
+    * ``"recompute norms and SwiGLU"``: also the SiLU output and the gate product, rebuilt from
+      the kept gate and up projections (the activation function of an MLP or MoE expert):
+      −(4 + 2·2f/h)·s·b·h with f = 8h/3.
+    * ``"save matmul and attention outputs"``: the op-list policy of
+      ``torch.utils.checkpoint.create_selective_checkpoint_contexts`` (``aten.mm`` and the
+      attention op ``MUST_SAVE``, everything else ``PREFER_RECOMPUTE``) around the whole layer:
+      it keeps the layer's input and every listed op's output — the Q, K, V projections before
+      the rotary embedding (the same bytes as after), the attention output and log-sum-exp, the
+      output projection (instead of the residual sum: the same bytes), gate, up, and also the
+      down projection's output, which no backward formula reads (PyTorch's docs warn that a save
+      policy can keep tensors the gradient does not need): 2·s·b·h more than the previous row.
+    * ``"recompute everything"``: full recomputation, the layer's input only and one forward
+      more.
+    """
+    s = positive_int("seq_len", seq_len)
+    b = positive_int("micro_batch", micro_batch)
+    h = positive_int("hidden", hidden)
+    a = positive_int("heads", heads)
+    policy = choice("policy", policy, CHECKPOINT_POLICIES)
+    plan = layer_activations(s, b, h, a, block="modern", attention="flash")
+    terms = layer_activation_terms("modern", "flash")
+    sbh = float(s * b * h)
+    f_values = SWIGLU_WIDTH * sbh  # values of one 8h/3-wide tensor
+
+    def dropped(prefixes: tuple[str, ...]) -> float:
+        found = [t for t in terms if t.tensor.startswith(prefixes)]
+        assert len(found) == len(prefixes), prefixes  # the terms are named as listed
+        return sum(t.sbh_bytes for t in found) * sbh
+
+    baseline = plan.baseline_bytes
+    flops, values = 0.0, 0.0
+    if policy == "save everything":
+        kept = baseline
+    elif policy == "recompute norms":
+        kept, values = baseline - dropped(_NORM_OUTPUTS), 2 * sbh
+    elif policy == "recompute norms and SwiGLU":
+        kept = baseline - dropped(_NORM_OUTPUTS + _SWIGLU_OUTPUTS)
+        values = 2 * sbh + 2 * f_values
+    elif policy == "save matmul and attention outputs":
+        kept = baseline - dropped(_NORM_OUTPUTS + _SWIGLU_OUTPUTS) + 2 * sbh  # + W_down's output
+        # norms (2), rotary Q and K (2), residual sum (1), SiLU and the product (2 · f)
+        values = 5 * sbh + 2 * f_values
+    else:
+        full = layer_activations(s, b, h, a, mode="full", block="modern", attention="flash")
+        kept, flops = full.activation_bytes, plan.forward_flops
+        values = 0.0  # the whole forward: counted as matmul FLOPs, its pointwise ops left out
+    return PolicyActivations(
+        policy=policy,
+        activation_bytes=float(kept),
+        baseline_bytes=float(baseline),
+        recompute_matmul_flops=float(flops),
+        recomputed_values=float(values),
+        step_flops=(1 + BACKWARD_PER_FORWARD) * plan.forward_flops,
+    )
+
+
+@dataclass(frozen=True)
+class UpProjectionRecompute:
+    """Recomputing a low-rank up-projection (rank → width) instead of keeping its output, for
+    ``tokens`` tokens: ``bytes_saved`` (the output, ``width`` values per token) and
+    ``flops_added`` (2·rank·width per token, the matmul again). ``flops_per_byte`` = rank /
+    bytes per value: the arithmetic spent per byte of memory freed."""
+
+    tokens: int
+    rank: int
+    width: int
+    bytes_saved: float
+    flops_added: float
+
+    def __post_init__(self) -> None:
+        for label in ("tokens", "rank", "width"):
+            object.__setattr__(self, label, positive_int(label, getattr(self, label)))
+        for label in ("bytes_saved", "flops_added"):
+            object.__setattr__(self, label, positive_float(label, getattr(self, label)))
+
+    @property
+    def flops_per_byte(self) -> float:
+        return self.flops_added / self.bytes_saved
+
+
+def up_projection_recompute(
+    tokens: int, rank: int, width: int, precision: str = "bf16"
+) -> UpProjectionRecompute:
+    """Memory freed and FLOPs added by recomputing the output of an up-projection from a kept
+    ``rank``-wide input, as DeepSeek-V3 does for MLA's up-projections: its latent KV of rank
+    512 is projected to keys and values of 128 heads × 128 (DeepSeek-V3 report, §3.2.3)."""
+    n = positive_int("tokens", tokens)
+    r = positive_int("rank", rank)
+    w = positive_int("width", width)
+    if r >= w:
+        raise ValueError(f"rank={r} must be below width={w}: an up-projection widens")
+    size = bytes_per_element(check_precision(precision))
+    return UpProjectionRecompute(n, r, w, float(n * w * size), 2.0 * n * r * w)
+
+
 #: How a table names a recompute mode, and the answer "no mode fits" (``None``), so that the mode
 #: ``"none"`` (keep every activation) never reads as "nothing fits".
 _MODE_WORDS = {
@@ -1108,6 +1262,7 @@ __all__ = [
     "ATTENTIONS",
     "BACKWARD_PER_FORWARD",
     "BLOCKS",
+    "CHECKPOINT_POLICIES",
     "PAPER_VOCAB_SIZE",
     "RECOMPUTE_MODES",
     "SWIGLU_WIDTH",
@@ -1115,10 +1270,13 @@ __all__ = [
     "ActivationTerm",
     "Checkpointing",
     "LayerActivations",
+    "PolicyActivations",
     "RecomputeOrStore",
     "SavedTensors",
+    "UpProjectionRecompute",
     "activation_offload",
     "best_checkpoint_every",
+    "checkpoint_policy",
     "checkpointing",
     "hardware_flops_per_iteration",
     "layer_activation_terms",
@@ -1131,4 +1289,5 @@ __all__ = [
     "saved_tensor_bytes",
     "selective_recompute_flops",
     "transformer_layer",
+    "up_projection_recompute",
 ]
