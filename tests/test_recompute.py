@@ -600,3 +600,24 @@ def test_up_projection_recompute_by_hand():
 def test_policy_arguments_are_named(call, match):
     with pytest.raises((ValueError, TypeError), match=match):
         call()
+
+
+def test_grouped_query_attention_shrinks_k_v_and_their_projections():
+    s, b, h, a = 2048, 1, 4096, 32
+    sbh = s * b * h
+    mha = recompute.checkpoint_policy(s, b, h, a)
+    assert recompute.checkpoint_policy(s, b, h, a, kv_heads=a) == mha
+    for g in (8, 1):
+        gqa = recompute.checkpoint_policy(s, b, h, a, kv_heads=g)
+        # K and V: 2 bytes each per s·b·h element with all heads; g/a of that with g heads
+        assert mha.activation_bytes - gqa.activation_bytes == pytest.approx(4 * sbh * (1 - g / a))
+        # the K and V projections, 2·b·s·h·(h·g/a) FLOPs each, forward and backward (3×)
+        assert mha.step_flops - gqa.step_flops == pytest.approx(
+            3 * 4 * b * s * h * h * (1 - g / a)
+        )
+        full = recompute.checkpoint_policy(s, b, h, a, "recompute everything", kv_heads=g)
+        assert full.activation_bytes == 2 * sbh
+    with pytest.raises(ValueError, match="kv_heads=5 must divide heads=32"):
+        recompute.checkpoint_policy(s, b, h, a, kv_heads=5)
+    with pytest.raises(ValueError, match="kv_heads=64"):
+        recompute.checkpoint_policy(s, b, h, a, kv_heads=64)

@@ -75,10 +75,19 @@ scores dropped (P the peak, B the link's bandwidth per direction), so at h = 409
 H100 PCIe Gen5 (63 GB/s per direction) cannot hide it, while NVLink-C2C (450 GB/s per direction
 on a Grace Hopper superchip) can.
 
-Limits: identical layers; multi-head attention only (grouped-query attention would shrink K and
-V); the peak ignores the gradient buffers and the transient workspace of each kernel; the
-pointwise model assumes the backward kernel is memory-bound and fused; the offload model assumes
-the copies overlap perfectly with compute and ignores their share of HBM bandwidth.
+**Recomputation chosen op by op.** ``torch.compile``'s min-cut partitioner and selective
+activation checkpointing (SAC) policies recompute single ops, not layers. :func:`checkpoint_policy`
+counts what a modern layer with FlashAttention keeps under five such policies (recompute the
+norms; the norms and the SwiGLU; save only matmul and attention outputs; everything) and the
+FLOPs each adds, with grouped-query attention's smaller K and V (``kv_heads``);
+:func:`up_projection_recompute` prices rebuilding a low-rank up-projection (DeepSeek-V3's MLA) in
+FLOPs per byte freed.
+
+Limits: identical layers; :func:`layer_activations` counts multi-head attention only
+(:func:`checkpoint_policy` takes grouped-query attention's ``kv_heads``); the peak ignores the
+gradient buffers and the transient workspace of each kernel; the pointwise model assumes the
+backward kernel is memory-bound and fused; the offload model assumes the copies overlap
+perfectly with compute and ignores their share of HBM bandwidth.
 :func:`saved_tensor_bytes` measures, rather than models, the bytes autograd keeps for backward.
 """
 
@@ -772,9 +781,13 @@ class PolicyActivations:
     recompute_matmul_flops: float
     recomputed_values: float
     step_flops: float
+    heads: int
+    kv_heads: int
 
     def __post_init__(self) -> None:
         choice("policy", self.policy, CHECKPOINT_POLICIES)
+        object.__setattr__(self, "heads", positive_int("heads", self.heads))
+        object.__setattr__(self, "kv_heads", positive_int("kv_heads", self.kv_heads))
         for label in ("activation_bytes", "baseline_bytes", "step_flops"):
             object.__setattr__(self, label, positive_float(label, getattr(self, label)))
         _non_negative(self, ("recompute_matmul_flops", "recomputed_values"))
@@ -791,7 +804,13 @@ class PolicyActivations:
 
 
 def checkpoint_policy(
-    seq_len: int, micro_batch: int, hidden: int, heads: int, policy: str = "save everything"
+    seq_len: int,
+    micro_batch: int,
+    hidden: int,
+    heads: int,
+    policy: str = "save everything",
+    *,
+    kv_heads: int | None = None,
 ) -> PolicyActivations:
     """Bytes one modern layer (``block="modern"``, ``attention="flash"``) keeps under a
     checkpoint ``policy``, and what the backward redoes (one GPU, no parallelism).
@@ -811,12 +830,21 @@ def checkpoint_policy(
       policy can keep tensors the gradient does not need): 2·s·b·h more than the previous row.
     * ``"recompute everything"``: full recomputation, the layer's input only and one forward
       more.
+
+    ``kv_heads`` (grouped-query attention, g key/value heads shared by the ``heads`` query heads;
+    default: as many as ``heads``) shrinks the kept K and V, and the K and V projections, by
+    g/a: the layer keeps 4·(1 − g/a)·s·b·h bytes fewer in every policy but the last, and its
+    forward runs 4·b·s·h²·(1 − g/a) fewer matmul FLOPs.
     """
     s = positive_int("seq_len", seq_len)
     b = positive_int("micro_batch", micro_batch)
     h = positive_int("hidden", hidden)
     a = positive_int("heads", heads)
     policy = choice("policy", policy, CHECKPOINT_POLICIES)
+    g = a if kv_heads is None else positive_int("kv_heads", kv_heads, maximum=a)
+    if a % g:
+        raise ValueError(f"kv_heads={g} must divide heads={a} (each K/V head serves a group)")
+    shrink = 1 - g / a  # share of K and V (and of their projections) that GQA removes
     plan = layer_activations(s, b, h, a, block="modern", attention="flash")
     terms = layer_activation_terms("modern", "flash")
     sbh = float(s * b * h)
@@ -827,7 +855,9 @@ def checkpoint_policy(
         assert len(found) == len(prefixes), prefixes  # the terms are named as listed
         return sum(t.sbh_bytes for t in found) * sbh
 
-    baseline = plan.baseline_bytes
+    gqa_bytes = 4 * shrink * sbh  # K (after the rotary embedding) and V, 2 bytes each
+    forward = plan.forward_flops - 4.0 * b * s * h * h * shrink
+    baseline = plan.baseline_bytes - gqa_bytes
     flops, values = 0.0, 0.0
     if policy == "save everything":
         kept = baseline
@@ -838,11 +868,11 @@ def checkpoint_policy(
         values = 2 * sbh + 2 * f_values
     elif policy == "save matmul and attention outputs":
         kept = baseline - dropped(_NORM_OUTPUTS + _SWIGLU_OUTPUTS) + 2 * sbh  # + W_down's output
-        # norms (2), rotary Q and K (2), residual sum (1), SiLU and the product (2 · f)
-        values = 5 * sbh + 2 * f_values
+        # norms (2), rotary Q and K (1 + g/a), residual sum (1), SiLU and the product (2 · f)
+        values = (4 + g / a) * sbh + 2 * f_values
     else:
         full = layer_activations(s, b, h, a, mode="full", block="modern", attention="flash")
-        kept, flops = full.activation_bytes, plan.forward_flops
+        kept, flops = full.activation_bytes, forward
         values = 0.0  # the whole forward: counted as matmul FLOPs, its pointwise ops left out
     return PolicyActivations(
         policy=policy,
@@ -850,7 +880,9 @@ def checkpoint_policy(
         baseline_bytes=float(baseline),
         recompute_matmul_flops=float(flops),
         recomputed_values=float(values),
-        step_flops=(1 + BACKWARD_PER_FORWARD) * plan.forward_flops,
+        step_flops=(1 + BACKWARD_PER_FORWARD) * forward,
+        heads=a,
+        kv_heads=g,
     )
 
 
