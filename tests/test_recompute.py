@@ -576,8 +576,8 @@ def test_op_list_policy_reruns_no_matmul_in_torch():
     nothing_saved = functools.partial(create_selective_checkpoint_contexts, [])
     with set_checkpoint_early_stop(False):  # else the unneeded W_down is skipped
         again = step(nothing_saved) - plain
-    # every projection again, 24·b·s·h² (torch's counter leaves the CPU attention op out)
-    assert again == 24 * b * s * h * h
+    # every projection again, 24·b·s·h², and the attention op if torch's counter counts it
+    assert again in (24 * b * s * h * h, recompute.layer_forward_flops(s, b, h))
 
 
 def test_up_projection_recompute_by_hand():
