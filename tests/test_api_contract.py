@@ -325,7 +325,8 @@ def unclear(error: BaseException, shown: Mapping[str, Any], parameters: tuple[st
 SIGNED = {"naive_attention", "OnlineSoftmaxStep", "online_softmax_steps", "round_to", "quantize"}
 #: Values stored in a scaled format, and sums of signed terms, keep their sign.
 SIGNED |= {"quantize_mx", "quantize_nvfp4", "block_quantize", "round_to_format", "running_sum",
-           "blocked_sum", "pairwise_sum"}  # fmt: skip
+           "blocked_sum", "pairwise_sum", "hadamard_matrix",
+           "random_hadamard_transform"}  # fmt: skip
 #: Documented to return ``math.inf`` as an answer ("never compute-bound", γ_n past n·u ≥ 1, a
 #: worst-case bound past e^700).
 INFINITE_OK = {"critical_batch_size", "summation_bound", "error_bound"}
@@ -637,6 +638,10 @@ GOOD_CALLS: dict[str, Callable[[], dict[str, Any]]] = {
     "parallelism.loaded_latency": lambda: {"chip_name": "H200"},
     "microscaling.element_format": lambda: {"name": "e4m3"},
     "microscaling.scaled_format": lambda: {"name": "mxfp8"},
+    "microscaling.scaled_format_peak": lambda: {"chip_name": "GB200", "format": "nvfp4"},
+    "microscaling.random_hadamard_transform": lambda: {"values": np.ones((32, 3))},
+    "microscaling.gemm_quantization_error": lambda: {
+        "a": np.arange(64.0).reshape(32, 2), "b": np.ones((32, 3))},
     "serving.speculative_decoding": lambda: {
         "config": gpuperf.inference.ILLUSTRATIVE, "draft": gpuperf.serving.ILLUSTRATIVE_DRAFT,
         "draft_tokens": 4, "acceptance": 0.7, "context_len": 4096, "chip_name": "H100-SXM"},
@@ -744,6 +749,9 @@ GOOD_CALLS: dict[str, Callable[[], dict[str, Any]]] = {
     "plots.effective_bandwidth_curves": lambda: {"links": {"PCIe": (14e9, 1.4e-6)}},
     "profiling.profile": lambda: {"fn": lambda: _randn(8) * 2},
     "recompute.mode_in_words": lambda: {"mode": "selective"},
+    "recompute.checkpoint_policy": lambda: {"seq_len": 2048, "micro_batch": 1, "hidden": 4096,
+                                            "heads": 32, "policy": "recompute norms"},
+    "recompute.up_projection_recompute": lambda: {"tokens": 4096, "rank": 512, "width": 16384},
     "recompute.recompute_or_store": lambda: {"n_elements": 1 << 20, "flops_per_element": 4.0,
                                              "chip": "H100-SXM"},
     "recompute.saved_tensor_bytes": lambda: {"fn": lambda t: (t * 2).sum(),
@@ -922,9 +930,14 @@ INSTANCES: dict[str, Callable[[], Any]] = {
     "profiling.Profile": _profile,
     "profiling.ProfileRow": lambda: _profile().rows[0],
     "recompute.SavedTensors": lambda: gpuperf.recompute.SavedTensors(64, 1, None, ((4, 4),)),
+    "recompute.PolicyActivations": lambda: gpuperf.recompute.checkpoint_policy(2048, 1, 4096, 32),
+    "recompute.UpProjectionRecompute": lambda: gpuperf.recompute.up_projection_recompute(
+        4096, 512, 16384),
     "bench.Case": lambda: gpuperf.bench.cases()[0],
     "bench.Run": lambda: gpuperf.bench.Run([], [], {}, None, None, []),
     "parallelism.LoadedLatency": lambda: gpuperf.parallelism.loaded_latency("H200"),
+    "microscaling.ScaledPeak": lambda: gpuperf.microscaling.scaled_format_peak("B200"),
+    "microscaling.BlockScaling": lambda: gpuperf.microscaling.BLOCK_SCALINGS["MXFP8, any tensor"],
     "microscaling.ScalingOverSteps": lambda: gpuperf.microscaling.scaling_over_steps(
         [np.linspace(-2, 2, 64) * s for s in (1, 3, 0.5)]),
     "warpspec.CompiledFacts": lambda: gpuperf.warpspec.compiled("matmul", "sm_80"),

@@ -248,3 +248,121 @@ def test_cast_cost_current_reads_twice():
 def test_bad_arguments_are_named(call, match):
     with pytest.raises((ValueError, TypeError), match=match):
         call()
+
+
+# --- what a format buys on a Blackwell tensor core --------------------------------------------
+
+#: NVIDIA's table of Blackwell tensor cores (NVFP4 report, arXiv:2509.25149, Table 1): speedup
+#: of each block-scaled format over BF16 on GB200 and GB300.
+_TABLE_1 = {
+    "GB200": {"mxfp8": 2, "mxfp6": 2, "mxfp4": 4, "nvfp4": 4},
+    "GB300": {"mxfp8": 2, "mxfp6": 2, "mxfp4": 6, "nvfp4": 6},
+}
+
+
+@pytest.mark.parametrize("chip", sorted(_TABLE_1))
+def test_scaled_format_peaks_reproduce_nvidias_blackwell_table(chip):
+    for name, speedup in _TABLE_1[chip].items():
+        if (chip, name) == ("GB300", "mxfp6"):  # no absolute GB300 FP6 peak in the table
+            continue
+        peak = mx.scaled_format_peak(chip, name)
+        assert peak.speedup_vs_bf16 == pytest.approx(speedup)
+        assert peak.precision == mx.FORMAT_PRECISION[name]
+
+
+def test_scaled_format_peaks_are_the_datasheet_rows():
+    # HGX B200 per GPU, dense: FP8/FP6 9 PF sparse → 4.5; NVFP4 18 PF sparse → 9 (Blackwell
+    # datasheet); B300's dense NVFP4 14 PF (NVIDIA's aiconfigurator b300_sxm.yaml).
+    assert mx.scaled_format_peak("B200", "mxfp8").peak_flops_per_s == 4.5e15
+    assert mx.scaled_format_peak("B200", "mxfp6").peak_flops_per_s == 4.5e15
+    assert mx.scaled_format_peak("B200", "nvfp4").peak_flops_per_s == 9e15
+    assert mx.scaled_format_peak("b300", "mxfp4").peak_flops_per_s == 14e15
+
+
+def test_scaled_format_peak_refuses_chips_without_block_scaled_mma_and_missing_rates():
+    with pytest.raises(ValueError, match=r"chip_name='H100-SXM' has no block-scaled.*B200"):
+        mx.scaled_format_peak("H100-SXM", "mxfp8")
+    for name in ("B300", "GB300"):
+        with pytest.raises(ValueError, match=f"{name} has no fp6"):
+            mx.scaled_format_peak(name, "mxfp6")
+    with pytest.raises(ValueError, match="format='int4' is not known"):
+        mx.scaled_format_peak("B200", "int4")
+    with pytest.raises(KeyError):
+        mx.scaled_format_peak("B900", "nvfp4")
+
+
+# --- training recipes: scale costs and the random Hadamard transform --------------------------
+
+
+def test_block_scalings_cost_what_their_scales_say():
+    # bits per element = element bits + scale bits / block elements, by hand
+    bits = {name: b.bits_per_element() for name, b in mx.BLOCK_SCALINGS.items()}
+    assert bits["DeepSeek-V3 FP8, activations"] == 8 + 32 / 128
+    assert bits["DeepSeek-V3 FP8, weights"] == 8 + 32 / (128 * 128)
+    assert bits["MXFP8, any tensor"] == 8 + 8 / 32 == mx.SCALED_FORMATS["mxfp8"].bits_per_element
+    assert (
+        bits["NVFP4, activations and gradients"]
+        == 4.5
+        == mx.SCALED_FORMATS["nvfp4"].bits_per_element
+    )
+    assert bits["NVFP4, weights (2D)"] == 4 + 8 / 256
+    nvfp4 = mx.BLOCK_SCALINGS["NVFP4, activations and gradients"]
+    assert nvfp4.bits_per_element(1024) == 4.5 + 32 / 1024  # the FP32 tensor scale
+    assert mx.BLOCK_SCALINGS["MXFP8, any tensor"].bits_per_element(1024) == 8.25  # none
+
+
+def test_hadamard_matrix_is_sylvesters_and_orthogonal():
+    two = np.array([[1.0, 1.0], [1.0, -1.0]]) / math.sqrt(2)
+    assert np.array_equal(mx.hadamard_matrix(2), two)
+    h16 = mx.hadamard_matrix(16)
+    assert np.allclose(h16 @ h16.T, np.eye(16))
+    assert np.all(np.abs(h16) == 0.25)
+    assert np.allclose(np.kron(two, mx.hadamard_matrix(8)), h16)
+
+
+def test_random_hadamard_transform_spreads_an_outlier_and_keeps_the_product():
+    rng = np.random.default_rng(0)
+    a, b = rng.standard_normal((64, 5)), rng.standard_normal((64, 7))
+    ta, tb = mx.random_hadamard_transform(a, 16, 3), mx.random_hadamard_transform(b, 16, 3)
+    assert np.allclose(ta.T @ tb, a.T @ b)
+    spike = np.zeros((16, 1))
+    spike[5] = 16.0
+    assert np.allclose(np.abs(mx.random_hadamard_transform(spike)), 4.0)  # 16 / √16 each
+
+
+def test_gemm_error_is_zero_when_the_format_holds_the_inputs_exactly():
+    rng = np.random.default_rng(1)
+    a = rng.integers(-8, 9, (64, 4)).astype(float)  # integers ≤ 8: exact in E4M3 (and scale 1)
+    b = rng.integers(-8, 9, (64, 3)).astype(float)
+    assert mx.gemm_quantization_error(a, b, "mxfp8") == 0.0
+
+
+def test_rht_helps_mxfp4_on_heavy_tails_more_than_nvfp4():
+    # Student-t (3 degrees of freedom) inputs of a weight-gradient-like GEMM: the transform makes
+    # each block nearly Gaussian, which MXFP4's power-of-two scale needs and NVFP4's does not.
+    rng = np.random.default_rng(100)
+    x, dy = rng.standard_t(3, (2048, 64)), rng.standard_t(3, (2048, 64))
+    mx4 = mx.gemm_quantization_error(x, dy, "mxfp4")
+    mx4_rht = mx.gemm_quantization_error(x, dy, "mxfp4", rht_size=32)
+    nv4 = mx.gemm_quantization_error(x, dy, "nvfp4")
+    nv4_rht = mx.gemm_quantization_error(x, dy, "nvfp4", rht_size=16)
+    assert mx4_rht < 0.9 * mx4
+    assert nv4 < mx4 and abs(nv4_rht - nv4) < 0.2 * nv4
+
+
+@pytest.mark.parametrize(
+    ("call", "match"),
+    [
+        (lambda: mx.hadamard_matrix(12), "size=12 must be a power of two"),
+        (lambda: mx.hadamard_matrix(512), "size=512"),
+        (lambda: mx.random_hadamard_transform(np.ones((20, 2))), "20 rows"),
+        (lambda: mx.random_hadamard_transform(np.ones(32)), "2-D array"),
+        (lambda: mx.gemm_quantization_error(np.ones((16, 2)), np.ones((32, 2))), "k rows"),
+        (lambda: mx.gemm_quantization_error(np.zeros((16, 2)), np.ones((16, 2))), "zero"),
+        (lambda: mx.BLOCK_SCALINGS["MXFP8, any tensor"].bits_per_element(0), "n_elements=0"),
+        (lambda: mx.BlockScaling("x", "e4m3", "fp16", 1, 32, False, "S"), "scale='fp16'"),
+    ],
+)
+def test_recipe_arguments_are_named(call, match):
+    with pytest.raises((ValueError, TypeError), match=match):
+        call()

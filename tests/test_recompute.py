@@ -502,3 +502,122 @@ def test_mode_words_never_confuse_keeping_everything_with_nothing_fitting():
     assert fits == "none" and recompute.mode_in_words(fits) == "no recomputation"
     with pytest.raises(ValueError, match="mode='some'"):
         recompute.mode_in_words("some")
+
+
+# --- checkpoint policies of the modern block, and MLA's up-projections -------------------------
+
+
+def test_checkpoint_policies_by_hand():
+    s, b, h, a = 2048, 1, 4096, 32
+    sbh = s * b * h
+    lse = 4 * a * s * b  # FlashAttention's fp32 log-sum-exp
+    f = 8 / 3  # SwiGLU width over h
+    kept = {
+        p: recompute.checkpoint_policy(s, b, h, a, p).activation_bytes
+        for p in recompute.CHECKPOINT_POLICIES
+    }
+    # the modern block keeps (37 1/3)·sbh; norms' outputs 2 + 2, SiLU output and product 2f each
+    assert kept["save everything"] == pytest.approx((16 + 8 * f) * sbh + lse)
+    assert kept["save everything"] - kept["recompute norms"] == pytest.approx(4 * sbh)
+    assert kept["save everything"] - kept["recompute norms and SwiGLU"] == pytest.approx(
+        (4 + 4 * f) * sbh
+    )
+    # the op-list policy keeps the input, QKV (6), attention output (2), W_O's output (2), gate
+    # and up (2f each), W_down's output (2) and the log-sum-exp
+    assert kept["save matmul and attention outputs"] == pytest.approx(
+        (2 + 6 + 2 + 2 + 4 * f + 2) * sbh + lse
+    )
+    assert kept["recompute everything"] == 2 * sbh
+    full = recompute.checkpoint_policy(s, b, h, a, "recompute everything")
+    assert full.compute_overhead == pytest.approx(1 / 3)
+    for p in recompute.CHECKPOINT_POLICIES[:-1]:
+        assert recompute.checkpoint_policy(s, b, h, a, p).recompute_matmul_flops == 0
+
+
+def test_op_list_policy_reruns_no_matmul_in_torch():
+    # torch's selective checkpoint with aten.mm and the attention op saved re-runs no matmul in
+    # the backward pass; recomputing everything re-runs one forward (FlopCounterMode, on a CPU).
+    torch = pytest.importorskip("torch")
+    import functools
+
+    from torch.utils.checkpoint import (
+        checkpoint,
+        create_selective_checkpoint_contexts,
+        set_checkpoint_early_stop,
+    )
+    from torch.utils.flop_counter import FlopCounterMode
+
+    s, b, h, a = 16, 2, 48, 4
+    layer = recompute.transformer_layer(
+        h, a, block="modern", attention="flash", device="cpu", max_seq_len=s
+    )
+    aten = torch.ops.aten
+    attention_ops = [
+        getattr(aten, name).default
+        for name in ("_scaled_dot_product_flash_attention_for_cpu",)
+        if hasattr(aten, name)
+    ]
+    save = functools.partial(
+        create_selective_checkpoint_contexts, [aten.mm.default, *attention_ops]
+    )
+
+    def step(context_fn=None):
+        x = torch.randn(s, b, h, requires_grad=True)
+        with FlopCounterMode(display=False) as counter:
+            if context_fn is None:
+                out = layer.body(x)
+            else:
+                out = checkpoint(layer.body, x, use_reentrant=False, context_fn=context_fn)
+            out.sum().backward()
+        return counter.get_total_flops()
+
+    plain = step()
+    assert step(save) == plain
+    nothing_saved = functools.partial(create_selective_checkpoint_contexts, [])
+    with set_checkpoint_early_stop(False):  # else the unneeded W_down is skipped
+        again = step(nothing_saved) - plain
+    # every projection again, 24·b·s·h², and the attention op if torch's counter counts it
+    assert again in (24 * b * s * h * h, recompute.layer_forward_flops(s, b, h))
+
+
+def test_up_projection_recompute_by_hand():
+    # DeepSeek-V3: latent KV of rank 512 → keys of 128 heads × 128, bf16
+    r = recompute.up_projection_recompute(4096, 512, 128 * 128)
+    assert r.bytes_saved == 4096 * 16384 * 2
+    assert r.flops_added == 2 * 4096 * 512 * 16384
+    assert r.flops_per_byte == 512
+
+
+@pytest.mark.parametrize(
+    ("call", "match"),
+    [
+        (lambda: recompute.checkpoint_policy(2048, 1, 4096, 32, "remat"), "policy='remat'"),
+        (lambda: recompute.checkpoint_policy(2048, 1, 4096, 0), "heads=0"),
+        (lambda: recompute.up_projection_recompute(10, 512, 256), "rank=512 must be below"),
+        (lambda: recompute.up_projection_recompute(10, 8, 64, "int3"), "int3"),
+    ],
+)
+def test_policy_arguments_are_named(call, match):
+    with pytest.raises((ValueError, TypeError), match=match):
+        call()
+
+
+def test_grouped_query_attention_shrinks_k_v_and_their_projections():
+    s, b, h, a = 2048, 1, 4096, 32
+    sbh = s * b * h
+    mha = recompute.checkpoint_policy(s, b, h, a)
+    assert recompute.checkpoint_policy(s, b, h, a, kv_heads=a) == mha
+    for g in (8, 1):
+        gqa = recompute.checkpoint_policy(s, b, h, a, kv_heads=g)
+        # K and V: 2 bytes each per s·b·h element with all heads; g/a of that with g heads
+        assert mha.activation_bytes - gqa.activation_bytes == pytest.approx(4 * sbh * (1 - g / a))
+        # the K and V projections, 2·b·s·h·(h·g/a) FLOPs each, forward and backward (3×)
+        assert mha.step_flops - gqa.step_flops == pytest.approx(
+            3 * 4 * b * s * h * h * (1 - g / a)
+        )
+        full = recompute.checkpoint_policy(s, b, h, a, "recompute everything", kv_heads=g)
+        assert full.activation_bytes == 2 * sbh
+    with pytest.raises(ValueError, match="kv_heads=5 must divide heads=32"):
+        recompute.checkpoint_policy(s, b, h, a, kv_heads=5)
+    with pytest.raises(ValueError, match="kv_heads=64"):
+        recompute.checkpoint_policy(s, b, h, a, kv_heads=64)

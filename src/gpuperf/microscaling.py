@@ -29,8 +29,32 @@ previous steps — one read fewer, but a tensor whose amax grows beyond the hist
 after a spike the scale stays too large for the length of the history and small values lose their
 bits. :func:`scaling_over_steps` runs both over a sequence of tensors.
 
-Limits: one-dimensional blocks of consecutive values (NVFP4 also has 16 × 16 blocks for
-weights); no random Hadamard transform; round to nearest only (NVFP4 training rounds gradients
+**What a format buys on a Blackwell tensor core.** NVIDIA's table of Blackwell tensor cores (the
+NVFP4 report's Table 1) runs MXFP8 and MXFP6 at 2× the BF16 rate, MXFP4 and NVFP4 at 4× on GB200
+and 6× on GB300; the datasheets give the same rates as the FP8/FP6 and FP4 peaks. So a scaled
+format runs at its element's column of :mod:`gpuperf.hardware` (:data:`FORMAT_PRECISION`), and
+:func:`scaled_format_peak` reads it, for the compute-capability-10 parts (B200, GB200, B300,
+GB300) only: Hopper has FP8 but no block-scaled MMA, and a rate the table lacks (Blackwell
+Ultra's FP6: NVIDIA's table gives GB300's MXFP6 only as 2× BF16) is an error, not a guess. The
+tensor core applies each block's scale to its partial dot product and accumulates in FP32 (the
+same report), so Hopper's FP8 promotion to CUDA cores is not part of the block-scaled MMA.
+
+**Training recipes and what their scales cost.** :data:`BLOCK_SCALINGS` lists the scalings of
+the 2026 recipes by tensor — DeepSeek-V3's FP8 (E4M3 everywhere, an FP32 scale per 1 × 128
+activation tile and per 128 × 128 weight block), MXFP8 (an E8M0 scale per 32), NVFP4 (an E4M3
+scale per 1 × 16 for activations and gradients, per 16 × 16 for weights, plus one FP32 scale per
+tensor) — and :attr:`BlockScaling.bits_per_element` what an element costs with its share of the
+scales. NVFP4 training applies a *random Hadamard transform* (RHT) of size 16 to both inputs of
+the weight-gradient GEMM, along the dimension the GEMM sums over: H·diag(±1) is orthogonal, so
+the product is unchanged while an outlier is spread over its 16 neighbours
+(:func:`random_hadamard_transform`). :func:`gemm_quantization_error` quantizes both inputs of
+such a GEMM, with or without the transform, and measures the product's error: on one GEMM the
+transform helps MXFP4's power-of-two scales on heavy-tailed inputs and does little for NVFP4,
+whose finer scale already places each block's amax; NVIDIA's case for it is a training ablation
+(a 12B model over trillions of tokens), not one GEMM's error.
+
+Limits: one-dimensional blocks of consecutive values (16 × 16 weight blocks are listed for their
+cost, not quantized); round to nearest only (NVFP4 training rounds gradients
 stochastically: :mod:`gpuperf.summation` has stochastic rounding); the element formats' NaN and
 infinity encodings are never produced, since every conversion saturates.
 """
@@ -48,23 +72,32 @@ from ._validate import choice, flag, name_string, positive_float, positive_int, 
 from .cost import OpCost
 
 __all__ = [
+    "BLOCK_SCALED_MMA_CC",
+    "BLOCK_SCALINGS",
     "ELEMENT_FORMATS",
+    "FORMAT_PRECISION",
     "MAX_STEP_VALUES",
     "MAX_VALUES",
     "RECIPES",
     "SCALED_FORMATS",
     "SCALE_RULES",
     "BlockQuantization",
+    "BlockScaling",
     "ElementFormat",
     "ScaledFormat",
+    "ScaledPeak",
     "ScalingOverSteps",
     "block_quantization_error",
     "block_quantize",
     "cast_cost",
     "element_format",
+    "gemm_quantization_error",
+    "hadamard_matrix",
     "quantize_mx",
     "quantize_nvfp4",
+    "random_hadamard_transform",
     "scaled_format",
+    "scaled_format_peak",
     "scaling_over_steps",
 ]
 
@@ -215,6 +248,67 @@ def _scaled(argument: str, name: object) -> ScaledFormat:
     if key not in SCALED_FORMATS:
         raise ValueError(f"{argument}={name!r} is not known; valid: {', '.join(SCALED_FORMATS)}")
     return SCALED_FORMATS[key]
+
+
+#: The precision column of :mod:`gpuperf.hardware` whose tensor-core rate each scaled format
+#: runs at: MXFP8/MXFP6 at 2× BF16 and MXFP4/NVFP4 at 4× (GB200) or 6× (GB300), NVIDIA's table of
+#: Blackwell tensor cores (NVFP4 report, arXiv:2509.25149, Table 1).
+FORMAT_PRECISION: dict[str, str] = {
+    "mxfp8": "fp8",
+    "mxfp8-e5m2": "fp8",
+    "mxfp6": "fp6",
+    "mxfp6-e3m2": "fp6",
+    "mxfp4": "fp4",
+    "nvfp4": "fp4",
+}
+#: Compute capabilities whose tensor cores read block scales (tcgen05: sm_100 and sm_103).
+BLOCK_SCALED_MMA_CC: tuple[tuple[int, int], ...] = ((10, 0), (10, 3))
+
+
+@dataclass(frozen=True)
+class ScaledPeak:
+    """Dense tensor-core peak of a block-scaled ``format`` on ``chip`` (FLOP/s), the hardware
+    column it comes from (``precision``), and its ratio to the chip's BF16 peak."""
+
+    chip: str
+    format: str
+    precision: str
+    peak_flops_per_s: float
+    speedup_vs_bf16: float
+
+    def __post_init__(self) -> None:
+        for name in ("chip", "format", "precision"):
+            name_string(name, getattr(self, name))
+        for name in ("peak_flops_per_s", "speedup_vs_bf16"):
+            positive_float(name, getattr(self, name))
+
+
+def scaled_format_peak(chip_name: str, format: str | ScaledFormat = "nvfp4") -> ScaledPeak:
+    """The dense peak at which ``chip_name``'s tensor cores multiply ``format`` operands.
+
+    Only chips whose tensor cores take block scales (compute capability 10.0 or 10.3:
+    B200, GB200, B300, GB300) are accepted; a precision a row lacks raises ``ValueError``
+    naming the ones it has (B300's and GB300's FP6 rows are not in the hardware table).
+    """
+    from . import hardware
+
+    fmt = _scaled("format", format)
+    spec = hardware.chip(chip_name)
+    if spec.compute_capability not in BLOCK_SCALED_MMA_CC:
+        valid = [c.name for c in hardware.chips() if c.compute_capability in BLOCK_SCALED_MMA_CC]
+        raise ValueError(
+            f"chip_name={chip_name!r} has no block-scaled tensor-core MMA (compute capability "
+            f"{spec.compute_capability}); chips that have one: {', '.join(valid)}"
+        )
+    precision = FORMAT_PRECISION[fmt.name]
+    peak = spec.peak_flops(precision)
+    return ScaledPeak(
+        chip=spec.name,
+        format=fmt.name,
+        precision=precision,
+        peak_flops_per_s=peak,
+        speedup_vs_bf16=peak / spec.peak_flops("bf16"),
+    )
 
 
 def _values(values: Any) -> np.ndarray:
@@ -400,6 +494,147 @@ def block_quantization_error(
         flushed_to_zero=float(np.mean(dequantized[nonzero] == 0)),
         saturated=float(np.mean(saturated[nonzero])),
     )
+
+
+# --- training recipes: what scales cost, and the random Hadamard transform --------------------
+
+_SCALE_BITS = {"fp32": 32, "e8m0": 8, "e4m3": 8}
+
+
+@dataclass(frozen=True)
+class BlockScaling:
+    """How one tensor of a training recipe is scaled: ``element`` values, one ``scale``
+    (``"fp32"``, ``"e8m0"`` or ``"e4m3"``) per ``block_rows`` × ``block_cols`` block, and an FP32
+    scale for the whole tensor where ``tensor_scale``. ``source`` names where it is documented."""
+
+    name: str
+    element: str
+    scale: str
+    block_rows: int
+    block_cols: int
+    tensor_scale: bool
+    source: str
+
+    def __post_init__(self) -> None:
+        for label in ("name", "source"):
+            name_string(label, getattr(self, label))
+        _element("element", self.element)
+        choice("scale", self.scale, tuple(_SCALE_BITS))
+        for label in ("block_rows", "block_cols"):
+            value = positive_int(label, getattr(self, label), maximum=4096)
+            object.__setattr__(self, label, value)
+        flag("tensor_scale", self.tensor_scale)
+
+    @property
+    def block_elements(self) -> int:
+        return self.block_rows * self.block_cols
+
+    @property
+    def scale_bits_per_element(self) -> float:
+        """The block scale's bits shared by the block's elements (the per-tensor scale, 32 bits
+        for a whole tensor, is left out: :meth:`bits_per_element` adds it for a given size)."""
+        return _SCALE_BITS[self.scale] / self.block_elements
+
+    def bits_per_element(self, n_elements: int | None = None) -> float:
+        """Element bits + the block scale's share (+ 32 / ``n_elements`` for a tensor scale)."""
+        bits = _element("element", self.element).bits + self.scale_bits_per_element
+        if n_elements is not None:
+            n = positive_int("n_elements", n_elements, maximum=2**62)
+            bits += 32 / n if self.tensor_scale else 0.0
+        return bits
+
+
+#: The scalings of 2026's low-precision training recipes, by tensor.
+BLOCK_SCALINGS: dict[str, BlockScaling] = {
+    b.name: b
+    for b in (
+        BlockScaling("DeepSeek-V3 FP8, activations", "e4m3", "fp32", 1, 128, False, "DSV3"),
+        BlockScaling("DeepSeek-V3 FP8, weights", "e4m3", "fp32", 128, 128, False, "DSV3"),
+        BlockScaling("MXFP8, any tensor", "e4m3", "e8m0", 1, 32, False, "OCP-MX"),
+        BlockScaling("NVFP4, activations and gradients", "e2m1", "e4m3", 1, 16, True, "NVFP4"),
+        BlockScaling("NVFP4, weights (2D)", "e2m1", "e4m3", 16, 16, True, "NVFP4"),
+    )
+}
+
+#: Largest Hadamard transform :func:`hadamard_matrix` builds.
+MAX_HADAMARD = 256
+
+
+def hadamard_matrix(size: int = 16) -> np.ndarray:
+    """The ``size`` × ``size`` Sylvester Hadamard matrix divided by √size: orthogonal and
+    symmetric, entries ±1/√size. ``size`` is a power of two from 2 to 256."""
+    size = positive_int("size", size, minimum=2, maximum=MAX_HADAMARD)
+    if size & (size - 1):
+        raise ValueError(f"size={size} must be a power of two from 2 to {MAX_HADAMARD}")
+    h = np.ones((1, 1))
+    while h.shape[0] < size:
+        h = np.block([[h, h], [h, -h]])
+    return h / math.sqrt(size)
+
+
+def _matrix(argument: str, values: Any) -> np.ndarray:
+    x = _values(values)  # finite, non-empty, sized, magnitudes in range
+    raw = np.asarray(values)
+    if raw.ndim != 2:
+        raise ValueError(f"{argument} has shape {raw.shape}; it must be a 2-D array (k × columns)")
+    return x.reshape(raw.shape)
+
+
+def random_hadamard_transform(values: Any, size: int = 16, seed: int = 0) -> np.ndarray:
+    """``values`` (k × n) with every run of ``size`` consecutive rows multiplied by H·diag(s):
+    H from :func:`hadamard_matrix`, s a random ±1 vector drawn from ``seed`` (one vector shared
+    by every block, as in NVIDIA's NVFP4 recipe). The transform runs along the first axis — the
+    dimension a GEMM ``aᵀ·b`` sums over — so transforming both inputs leaves the product
+    unchanged: (H·D·a)ᵀ(H·D·b) = aᵀ·b. k must be a multiple of ``size``."""
+    h = hadamard_matrix(size)
+    seed = positive_int("seed", seed, minimum=0, maximum=2**32 - 1)
+    x = _matrix("values", values)
+    if x.shape[0] % size:
+        raise ValueError(
+            f"values has {x.shape[0]} rows; the transform needs a multiple of size={size}"
+        )
+    signs = np.random.default_rng(seed).choice([-1.0, 1.0], size)
+    blocks = x.reshape(x.shape[0] // size, size, x.shape[1])
+    return np.einsum("ij,bjn->bin", h * signs[None, :], blocks).reshape(x.shape)
+
+
+def _quantize_columns(x: np.ndarray, fmt: ScaledFormat) -> np.ndarray:
+    """``x`` (k × n) with each column stored in ``fmt``: blocks run along k (the GEMM's sum)."""
+    return _convert(np.ascontiguousarray(x.T).ravel(), fmt, "floor")[0].reshape(x.T.shape).T
+
+
+def gemm_quantization_error(
+    a: Any, b: Any, format: str | ScaledFormat = "nvfp4", *, rht_size: int | None = None,
+    seed: int = 0,
+) -> float:  # fmt: skip
+    """Relative error ‖Q(a)ᵀQ(b) − aᵀb‖_F / ‖aᵀb‖_F of a GEMM whose inputs ``a`` (k × m) and
+    ``b`` (k × n) are stored in ``format`` with blocks along k, as a weight-gradient GEMM
+    (Xᵀ·dY, summed over tokens) is. With ``rht_size``, both inputs first go through
+    :func:`random_hadamard_transform` of that size (same ``seed``), which leaves the exact
+    product unchanged. MX formats use the spec's scale rule."""
+    fmt = _scaled("format", format)
+    seed = positive_int("seed", seed, minimum=0, maximum=2**32 - 1)
+    if rht_size is not None:
+        rht_size = positive_int("rht_size", rht_size, minimum=2, maximum=MAX_HADAMARD)
+        if rht_size & (rht_size - 1):
+            raise ValueError(
+                f"rht_size={rht_size} must be a power of two from 2 to {MAX_HADAMARD}"
+            )
+    x, y = _matrix("a", a), _matrix("b", b)
+    if x.shape[0] != y.shape[0]:
+        raise ValueError(f"a has {x.shape[0]} rows and b {y.shape[0]}: both must have k rows")
+    if x.shape[1] * y.shape[1] > MAX_VALUES:
+        size = x.shape[1] * y.shape[1]
+        raise ValueError(f"the product has {size} entries; at most {MAX_VALUES}")
+    exact = x.T @ y
+    norm = np.linalg.norm(exact)
+    if norm == 0:
+        raise ValueError("aᵀ·b is zero: the relative error is undefined")
+    if rht_size is not None:
+        x = random_hadamard_transform(x, rht_size, seed)
+        y = random_hadamard_transform(y, rht_size, seed)
+    approx = _quantize_columns(x, fmt).T @ _quantize_columns(y, fmt)
+    return float(np.linalg.norm(approx - exact) / norm)
 
 
 # --- when the scale is computed: current vs delayed scaling ------------------------------------

@@ -75,10 +75,19 @@ scores dropped (P the peak, B the link's bandwidth per direction), so at h = 409
 H100 PCIe Gen5 (63 GB/s per direction) cannot hide it, while NVLink-C2C (450 GB/s per direction
 on a Grace Hopper superchip) can.
 
-Limits: identical layers; multi-head attention only (grouped-query attention would shrink K and
-V); the peak ignores the gradient buffers and the transient workspace of each kernel; the
-pointwise model assumes the backward kernel is memory-bound and fused; the offload model assumes
-the copies overlap perfectly with compute and ignores their share of HBM bandwidth.
+**Recomputation chosen op by op.** ``torch.compile``'s min-cut partitioner and selective
+activation checkpointing (SAC) policies recompute single ops, not layers. :func:`checkpoint_policy`
+counts what a modern layer with FlashAttention keeps under five such policies (recompute the
+norms; the norms and the SwiGLU; save only matmul and attention outputs; everything) and the
+FLOPs each adds, with grouped-query attention's smaller K and V (``kv_heads``);
+:func:`up_projection_recompute` prices rebuilding a low-rank up-projection (DeepSeek-V3's MLA) in
+FLOPs per byte freed.
+
+Limits: identical layers; :func:`layer_activations` counts multi-head attention only
+(:func:`checkpoint_policy` takes grouped-query attention's ``kv_heads``); the peak ignores the
+gradient buffers and the transient workspace of each kernel; the pointwise model assumes the
+backward kernel is memory-bound and fused; the offload model assumes the copies overlap
+perfectly with compute and ignores their share of HBM bandwidth.
 :func:`saved_tensor_bytes` measures, rather than models, the bytes autograd keeps for backward.
 """
 
@@ -739,6 +748,183 @@ def layer_activations(
     )
 
 
+#: Checkpoint policies of :func:`checkpoint_policy`, for the modern block with FlashAttention:
+#: what a selective-activation-checkpoint (SAC) policy, or a compiler, recomputes.
+CHECKPOINT_POLICIES: tuple[str, ...] = (
+    "save everything",
+    "recompute norms",
+    "recompute norms and SwiGLU",
+    "save matmul and attention outputs",
+    "recompute everything",
+)
+_NORM_OUTPUTS = ("RMSNorm1 output", "RMSNorm2 output")
+_SWIGLU_OUTPUTS = ("SiLU output", "SiLU(gate) ⊙ up")
+
+
+@dataclass(frozen=True)
+class PolicyActivations:
+    """What one modern layer (RMSNorm, RoPE, SwiGLU, FlashAttention) keeps under a checkpoint
+    ``policy`` (:data:`CHECKPOINT_POLICIES`), and what its backward pass redoes.
+
+    ``activation_bytes`` / ``baseline_bytes``: kept with the policy / with nothing recomputed;
+    ``recompute_matmul_flops``: matmul FLOPs the policy adds to a step (0 unless the whole
+    forward runs again; FlashAttention's own recomputation of QKᵀ is in every policy and not
+    counted here); ``recomputed_values``: elements the backward rebuilds with pointwise ops
+    (norms, rotary embedding, residual add, SiLU, the gate product) — memory-bound work that a
+    compiler fuses into the backward kernels that read their inputs anyway;
+    ``step_flops``: the layer's forward + backward matmul FLOPs without recomputation.
+    """
+
+    policy: str
+    activation_bytes: float
+    baseline_bytes: float
+    recompute_matmul_flops: float
+    recomputed_values: float
+    step_flops: float
+    heads: int
+    kv_heads: int
+
+    def __post_init__(self) -> None:
+        choice("policy", self.policy, CHECKPOINT_POLICIES)
+        object.__setattr__(self, "heads", positive_int("heads", self.heads))
+        object.__setattr__(self, "kv_heads", positive_int("kv_heads", self.kv_heads))
+        for label in ("activation_bytes", "baseline_bytes", "step_flops"):
+            object.__setattr__(self, label, positive_float(label, getattr(self, label)))
+        _non_negative(self, ("recompute_matmul_flops", "recomputed_values"))
+
+    @property
+    def saved_fraction(self) -> float:
+        """Share of the baseline's activation bytes the policy does not keep."""
+        return 1 - self.activation_bytes / self.baseline_bytes
+
+    @property
+    def compute_overhead(self) -> float:
+        """Added matmul FLOPs over a step's matmul FLOPs."""
+        return self.recompute_matmul_flops / self.step_flops
+
+
+def checkpoint_policy(
+    seq_len: int,
+    micro_batch: int,
+    hidden: int,
+    heads: int,
+    policy: str = "save everything",
+    *,
+    kv_heads: int | None = None,
+) -> PolicyActivations:
+    """Bytes one modern layer (``block="modern"``, ``attention="flash"``) keeps under a
+    checkpoint ``policy``, and what the backward redoes (one GPU, no parallelism).
+
+    * ``"recompute norms"``: the two RMSNorm outputs are rebuilt from their kept inputs (what
+      DeepSeek-V3 and Megatron's ``layernorm`` recompute module do): −4·s·b·h bytes.
+    * ``"recompute norms and SwiGLU"``: also the SiLU output and the gate product, rebuilt from
+      the kept gate and up projections (the activation function of an MLP or MoE expert):
+      −(4 + 2·2f/h)·s·b·h with f = 8h/3.
+    * ``"save matmul and attention outputs"``: the op-list policy of
+      ``torch.utils.checkpoint.create_selective_checkpoint_contexts`` (``aten.mm`` and the
+      attention op ``MUST_SAVE``, everything else ``PREFER_RECOMPUTE``) around the whole layer:
+      it keeps the layer's input and every listed op's output — the Q, K, V projections before
+      the rotary embedding (the same bytes as after), the attention output and log-sum-exp, the
+      output projection (instead of the residual sum: the same bytes), gate, up, and also the
+      down projection's output, which no backward formula reads (PyTorch's docs warn that a save
+      policy can keep tensors the gradient does not need): 2·s·b·h more than the previous row.
+    * ``"recompute everything"``: full recomputation, the layer's input only and one forward
+      more.
+
+    ``kv_heads`` (grouped-query attention, g key/value heads shared by the ``heads`` query heads;
+    default: as many as ``heads``) shrinks the kept K and V, and the K and V projections, by
+    g/a: the layer keeps 4·(1 − g/a)·s·b·h bytes fewer in every policy but the last, and its
+    forward runs 4·b·s·h²·(1 − g/a) fewer matmul FLOPs.
+    """
+    s = positive_int("seq_len", seq_len)
+    b = positive_int("micro_batch", micro_batch)
+    h = positive_int("hidden", hidden)
+    a = positive_int("heads", heads)
+    policy = choice("policy", policy, CHECKPOINT_POLICIES)
+    g = a if kv_heads is None else positive_int("kv_heads", kv_heads, maximum=a)
+    if a % g:
+        raise ValueError(f"kv_heads={g} must divide heads={a} (each K/V head serves a group)")
+    shrink = 1 - g / a  # share of K and V (and of their projections) that GQA removes
+    plan = layer_activations(s, b, h, a, block="modern", attention="flash")
+    terms = layer_activation_terms("modern", "flash")
+    sbh = float(s * b * h)
+    f_values = SWIGLU_WIDTH * sbh  # values of one 8h/3-wide tensor
+
+    def dropped(prefixes: tuple[str, ...]) -> float:
+        found = [t for t in terms if t.tensor.startswith(prefixes)]
+        assert len(found) == len(prefixes), prefixes  # the terms are named as listed
+        return sum(t.sbh_bytes for t in found) * sbh
+
+    gqa_bytes = 4 * shrink * sbh  # K (after the rotary embedding) and V, 2 bytes each
+    forward = plan.forward_flops - 4.0 * b * s * h * h * shrink
+    baseline = plan.baseline_bytes - gqa_bytes
+    flops, values = 0.0, 0.0
+    if policy == "save everything":
+        kept = baseline
+    elif policy == "recompute norms":
+        kept, values = baseline - dropped(_NORM_OUTPUTS), 2 * sbh
+    elif policy == "recompute norms and SwiGLU":
+        kept = baseline - dropped(_NORM_OUTPUTS + _SWIGLU_OUTPUTS)
+        values = 2 * sbh + 2 * f_values
+    elif policy == "save matmul and attention outputs":
+        kept = baseline - dropped(_NORM_OUTPUTS + _SWIGLU_OUTPUTS) + 2 * sbh  # + W_down's output
+        # norms (2), rotary Q and K (1 + g/a), residual sum (1), SiLU and the product (2 · f)
+        values = (4 + g / a) * sbh + 2 * f_values
+    else:
+        full = layer_activations(s, b, h, a, mode="full", block="modern", attention="flash")
+        kept, flops = full.activation_bytes, forward
+        values = 0.0  # the whole forward: counted as matmul FLOPs, its pointwise ops left out
+    return PolicyActivations(
+        policy=policy,
+        activation_bytes=float(kept),
+        baseline_bytes=float(baseline),
+        recompute_matmul_flops=float(flops),
+        recomputed_values=float(values),
+        step_flops=(1 + BACKWARD_PER_FORWARD) * forward,
+        heads=a,
+        kv_heads=g,
+    )
+
+
+@dataclass(frozen=True)
+class UpProjectionRecompute:
+    """Recomputing a low-rank up-projection (rank → width) instead of keeping its output, for
+    ``tokens`` tokens: ``bytes_saved`` (the output, ``width`` values per token) and
+    ``flops_added`` (2·rank·width per token, the matmul again). ``flops_per_byte`` = rank /
+    bytes per value: the arithmetic spent per byte of memory freed."""
+
+    tokens: int
+    rank: int
+    width: int
+    bytes_saved: float
+    flops_added: float
+
+    def __post_init__(self) -> None:
+        for label in ("tokens", "rank", "width"):
+            object.__setattr__(self, label, positive_int(label, getattr(self, label)))
+        for label in ("bytes_saved", "flops_added"):
+            object.__setattr__(self, label, positive_float(label, getattr(self, label)))
+
+    @property
+    def flops_per_byte(self) -> float:
+        return self.flops_added / self.bytes_saved
+
+
+def up_projection_recompute(
+    tokens: int, rank: int, width: int, precision: str = "bf16"
+) -> UpProjectionRecompute:
+    """Memory freed and FLOPs added by recomputing the output of an up-projection from a kept
+    ``rank``-wide input, as DeepSeek-V3 does for MLA's up-projections: its latent KV of rank
+    512 is projected to keys and values of 128 heads × 128 (DeepSeek-V3 report, §3.2.3)."""
+    n = positive_int("tokens", tokens)
+    r = positive_int("rank", rank)
+    w = positive_int("width", width)
+    if r >= w:
+        raise ValueError(f"rank={r} must be below width={w}: an up-projection widens")
+    size = bytes_per_element(check_precision(precision))
+    return UpProjectionRecompute(n, r, w, float(n * w * size), 2.0 * n * r * w)
+
+
 #: How a table names a recompute mode, and the answer "no mode fits" (``None``), so that the mode
 #: ``"none"`` (keep every activation) never reads as "nothing fits".
 _MODE_WORDS = {
@@ -1108,6 +1294,7 @@ __all__ = [
     "ATTENTIONS",
     "BACKWARD_PER_FORWARD",
     "BLOCKS",
+    "CHECKPOINT_POLICIES",
     "PAPER_VOCAB_SIZE",
     "RECOMPUTE_MODES",
     "SWIGLU_WIDTH",
@@ -1115,10 +1302,13 @@ __all__ = [
     "ActivationTerm",
     "Checkpointing",
     "LayerActivations",
+    "PolicyActivations",
     "RecomputeOrStore",
     "SavedTensors",
+    "UpProjectionRecompute",
     "activation_offload",
     "best_checkpoint_every",
+    "checkpoint_policy",
     "checkpointing",
     "hardware_flops_per_iteration",
     "layer_activation_terms",
@@ -1131,4 +1321,5 @@ __all__ = [
     "saved_tensor_bytes",
     "selective_recompute_flops",
     "transformer_layer",
+    "up_projection_recompute",
 ]
