@@ -53,10 +53,18 @@ def test_section_5_2_hybrids():
     per_tile = h.iterations_per_tile
     assert per_tile < h.stream_k_iterations_per_cta < 2 * per_tile  # "more than one, < two"
     assert h.peers == 2  # "partials from one other contributing CTA"
-    # w = 1: the two-tile hybrid "behaves identically to" data-parallel + one-tile stream-K.
-    one = by_name(640, 128, 128, 128, 128, 4, FOUR_SMS, fixup_iterations=0)["hybrid"]
-    assert (one.tiles, one.data_parallel_tiles, one.stream_k_tiles) == (5, 4, 1)
-    assert one.stream_k_iterations_per_cta == 8 and one.peers == 4  # a tile split four ways
+    # w = 1: CUTLASS's get_blocks (the authors' reference implementation) forms the stream-K
+    # wave from "the last full wave and the partial wave": all 5 tiles, 160 / 4 = 40 each.
+    one = by_name(640, 128, 128, 128, 128, 4, FOUR_SMS, fixup_iterations=0)
+    assert (one["hybrid"].data_parallel_tiles, one["hybrid"].stream_k_tiles) == (0, 5)
+    assert one["hybrid"].stream_k_iterations_per_cta == 40 and one["hybrid"].peers == 2
+    assert one["hybrid"].makespan_iterations == one["stream-K"].makespan_iterations
+    # w = 0 (fewer tiles than SMs): only the partial wave, "data-parallel + one-tile stream-K".
+    zero = by_name(384, 128, 128, 128, 128, 4, FOUR_SMS, fixup_iterations=0)["hybrid"]
+    assert (zero.tiles, zero.data_parallel_tiles, zero.stream_k_tiles) == (3, 0, 3)
+    # w = 2, r = 1: one full wave stays data-parallel, the last full wave + 1 tile are shared.
+    two = by_name(1152, 128, 128, 128, 128, 4, FOUR_SMS, fixup_iterations=0)["hybrid"]
+    assert (two.tiles, two.data_parallel_tiles, two.stream_k_tiles) == (9, 4, 5)
 
 
 # --- a literal walk of Algorithm 5 and the waves ------------------------------------------------
@@ -70,7 +78,7 @@ def walk(tiles, per_tile, sms, schedule, fixup, ctas):
     elif schedule == "stream-K":
         shared = tiles
     else:
-        shared = 0 if left == 0 else (left + sms if full >= 2 else left)
+        shared = 0 if left == 0 else (left + sms if full >= 1 else left)
     work = [0.0] * sms
     per_cta = math.ceil(shared * per_tile / ctas) if shared else 0
     owners: dict[int, set[int]] = {}

@@ -17,11 +17,15 @@ PPoPP '23, §3–5), ``iterations_per_tile = ⌈k/BK⌉``, ``total = tiles · it
   (With fewer tiles than SMs the grid shrinks to the size that minimises iterations plus
   fix-up, the job of the paper's grid-size model, §5.1.)
 * **hybrid**, the paper's "two-tile stream-K + data-parallel" (§5.2): with ``w = ⌊tiles/SMs⌋``
-  full waves and ``r`` tiles left over, the ``r`` tiles *plus one full wave* are shared out
+  full waves and ``r`` tiles left over, the ``r`` tiles *plus the last full wave* are shared out
   stream-K (each CTA gets between one and two tiles' worth, so no tile has more than two CTAs)
-  and the other ``w − 1`` waves run data-parallel, tile-aligned. With ``w < 2`` it is the
-  "data-parallel + one-tile stream-K" schedule (only the ``r`` tiles are shared); with ``r = 0``
-  it is plain data-parallel.
+  and the other ``w − 1`` waves run data-parallel, tile-aligned. The switch follows the
+  authors' reference implementation, CUTLASS's ``ThreadblockSwizzleStreamK::get_blocks`` with
+  one CTA per SM: the stream-K wave is "the last full wave and the partial wave" whenever
+  ``w ≥ 1`` (so at ``w = 1`` every tile is shared and the hybrid *is* stream-K); only below one
+  full wave (``w = 0``) does it share just the ``r`` tiles ("data-parallel + one-tile
+  stream-K"). With ``r = 0`` it is plain data-parallel. (CUTLASS also falls back to
+  data-parallel when its score says stream-K does not pay; this count does not.)
 
 The fix-up is charged as in the paper's grid-size model (Appendix A.1: a CTA's time is a fixed
 cost, plus one per iteration, plus one per peer whose partials it accumulates): the longest SM
@@ -243,7 +247,7 @@ def gemm_schedule(
     elif left == 0:
         shared = 0  # the hybrid: whole waves need no sharing
     else:
-        shared = left + sms if full_waves >= 2 else left
+        shared = left + sms if full_waves >= 1 else left  # CUTLASS get_blocks, occupancy 1
     ctas, per_cta, peers = _stream_k_grid(shared, per_tile, sms, fixup_iterations)
     return GemmSchedule(
         schedule=schedule,
