@@ -248,6 +248,13 @@ MEASUREMENTS: tuple[Measurement, ...] = (
     _M("FlashAttention-4 forward, bf16, best case", 1613 * _T, "FLOP/s", "B200",
        "FA4 paper's attention benchmark; up to 1.3× cuDNN 9.13 and 2.7× Triton on the same "
        "B200 (the authors' blog post reports 1605 TFLOP/s)", "FA4"),
+    _M("FA4 bf16 forward speed over cuDNN 9.13 attention", 1.3, "×", "B200",
+       "up to, on the same B200 (FA4 paper's abstract)", "FA4"),
+    _M("FA4 bf16 forward speed over Triton attention", 2.7, "×", "B200",
+       "up to, on the same B200 (FA4 paper's abstract)", "FA4"),
+    _M("FA4 bf16 forward, best case, as the authors' blog post gives it", 1605 * _T, "FLOP/s",
+       "B200", "the Together AI blog post's figure for the paper's claim (the paper: 1613)",
+       "FA4-BLOG"),
     # --- decoding at batch 1 (tokens per second of one sequence) -------------------------------
     # gpt-fast's README (commit 0f925b5): Llama-2-7B, batch 1, a 5-token prompt, one A100-80GB
     # power-limited to 330 W, compiled with torch.compile (mode "reduce-overhead": CUDA graphs).
