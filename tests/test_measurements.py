@@ -67,6 +67,11 @@ def test_flashattention_4_is_the_papers_b200_figure_at_71_percent_of_the_bf16_pe
     assert fa4.fraction_of(chip("B200").peak_flops("bf16")) == pytest.approx(0.717, abs=0.001)
     assert 0.71 <= fa4.fraction_of(2.25e15) < 0.72 and 0.71 <= 1605 / 2250 < 0.72
     assert "1.3× cuDNN 9.13 and 2.7× Triton" in fa4.method
+    # the abstract's comparisons and the blog's figure, as their own rows for the page's glue
+    assert measurements.find("FA4 bf16 forward speed over cuDNN").value == 1.3
+    assert measurements.find("FA4 bf16 forward speed over Triton").value == 2.7
+    blog = measurements.find("as the authors' blog post gives it")
+    assert (blog.value, blog.chip, blog.source) == (1605e12, "B200", "FA4-BLOG")
     # FA3's best case on an H100 and FA4's on a B200: each about three quarters of its own peak.
     fa3 = measurements.find("FlashAttention-3")
     assert fa3.fraction_of(chip("H100-SXM").peak_flops("fp16")) == pytest.approx(0.748, abs=0.001)

@@ -212,6 +212,19 @@ def test_free_chunk_is_where_the_mixed_step_turns_compute_bound():
     assert serving.free_chunk_tokens(ILLUSTRATIVE, 512, 64, "H100-SXM") == 0
 
 
+def test_free_chunk_depends_on_the_decode_tokens_not_on_how_the_cache_is_split():
+    # 16 × 4096 and 64 × 1024 cache the same 65,536 tokens: the memory-bound step is as long,
+    # and the free chunk shrinks only by the 48 extra decode tokens' FLOPs, each a pass through
+    # the layers' weights W and the output head H, i.e. by about 48·(W + H)/W chunk tokens
+    a = inference.decode_step(ILLUSTRATIVE, 16, 4096, "H100-SXM")
+    b = inference.decode_step(ILLUSTRATIVE, 64, 1024, "H100-SXM")
+    assert b.time_s == pytest.approx(a.time_s, rel=1e-3)
+    free_a = serving.free_chunk_tokens(ILLUSTRATIVE, 16, 4096, "H100-SXM")
+    free_b = serving.free_chunk_tokens(ILLUSTRATIVE, 64, 1024, "H100-SXM")
+    w, h = ILLUSTRATIVE.weight_params, ILLUSTRATIVE.lm_head_params
+    assert free_a - free_b == pytest.approx(48 * (w + h) / w, abs=2)
+
+
 def test_a_later_chunk_attends_to_the_earlier_ones():
     first = serving.chunked_prefill(ILLUSTRATIVE, 1, 512, 256, "H100-SXM")
     later = serving.chunked_prefill(ILLUSTRATIVE, 1, 512, 256, "H100-SXM", chunk_context=1024)

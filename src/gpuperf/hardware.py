@@ -101,6 +101,8 @@ TENSOR_FLOP_PER_CLOCK_PER_SM: Mapping[tuple[int, int], tuple[int, str]] = Mappin
 #: Blackwell's tensor memory, per SM (one CTA's allocation space): lanes × columns of 32-bit
 #: cells, by compute capability, with the source. PTX ISA, "Tensor Memory": 128 lanes and 512
 #: columns per CTA on sm_100, allocated in whole columns (powers of two from 32): 256 KiB.
+#: Compute capability 10.3 (B300, GB300) runs tcgen05 too (NV-FAM), so it has tensor memory, but
+#: no source read gives its size: it is left out rather than assumed equal to 10.0's.
 TENSOR_MEMORY_PER_SM: Mapping[tuple[int, int], tuple[int, int, str]] = MappingProxyType(
     {(10, 0): (128, 512, "PTX-ISA")}
 )
@@ -132,6 +134,7 @@ SPECIAL_FUNCTION_OPS_PER_S: Mapping[str, tuple[float, str]] = MappingProxyType(
 #: another's shared memory (distributed shared memory) over the SM-to-SM network. Both tuning
 #: guides: "The maximum portable cluster size supported is 8; however, NVIDIA Hopper H100 [and
 #: Blackwell B200] GPU allows for a nonportable cluster size of 16 by opting in".
+#: Compute capability 10.3 (B300, GB300) is left out: no source read states its limits.
 CLUSTER_SIZE_LIMITS: Mapping[tuple[int, int], tuple[int, int, str]] = MappingProxyType(
     {(9, 0): (8, 16, "HOPPER-TG"), (10, 0): (8, 16, "BLACKWELL-TG")}
 )
