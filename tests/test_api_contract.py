@@ -1106,6 +1106,9 @@ GOOD_CALLS |= {
     "counting.RooflinePlacement": _fields(
         lambda: gpuperf.counting.roofline_place(_counted_launch(), "H100")),
     "counting.LaunchCount.site": lambda: {"line": _counted_launch().sites[0].line},
+    "grading.efficiency.check_traffic": lambda: {
+        "name": "vector_add", "expected_bytes": 1024.0,
+        "launch": lambda: gpuperf.kernels.vector_add(_randn(64), _randn(64))},
 }  # fmt: skip
 #: Counted.result is whatever the counted launcher returned: any value is an answer.
 PASSTHROUGH |= {"counting.Counted"}

@@ -154,6 +154,9 @@ class SiteCount:
 
     @property
     def where(self) -> str:
+        """``vector_add.py:45``; ``cell line 9`` for a kernel defined in a notebook cell."""
+        if "ipykernel" in self.file or not self.file.endswith(".py"):
+            return f"cell line {self.line}"
         return f"{os.path.basename(self.file)}:{self.line}"
 
     @property
