@@ -1089,6 +1089,15 @@ def _counted_launch() -> Any:
     return count(vector_add, _randn(64), _randn(64)).launch
 
 
+def _traced_launch() -> Any:
+    from gpuperf.counting import counting
+    from gpuperf.kernels import vector_add
+
+    with counting(trace=True) as launches:
+        vector_add(_randn(64), _randn(64))
+    return launches[0]
+
+
 def _fields(make: Callable[[], Any]) -> Callable[[], dict[str, Any]]:
     return lambda: {
         f.name: getattr(obj, f.name) for obj in [make()] for f in dataclasses.fields(obj)
@@ -1106,6 +1115,9 @@ GOOD_CALLS |= {
     "counting.RooflinePlacement": _fields(
         lambda: gpuperf.counting.roofline_place(_counted_launch(), "H100")),
     "counting.LaunchCount.site": lambda: {"line": _counted_launch().sites[0].line},
+    "counting.l2_model": lambda: {"launch": _traced_launch(), "l2_bytes": 4096, "wave": 2},
+    "counting.L2Model": lambda: {"l2_bytes": 4096, "wave": 2, "dram_bytes_read": 512,
+                                 "requested_bytes_read": 512, "unique_bytes_read": 512},
     "grading.efficiency.check_traffic": lambda: {
         "name": "vector_add", "expected_bytes": 1024.0,
         "launch": lambda: gpuperf.kernels.vector_add(_randn(64), _randn(64))},

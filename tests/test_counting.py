@@ -369,3 +369,20 @@ def test_overhead_is_small_against_the_interpreter():
     counted = best(lambda: cnt.count(vector_add, x, y, BLOCK_SIZE=1024))
     assert counted < 4 * plain + 0.05, (plain, counted)  # stated: ≈ 1.1–1.8× measured
     assert math.isfinite(counted)
+
+
+def test_l2_model_shows_why_grouped_launch_order_helps():
+    a, b = randn(128, 32), randn(32, 128)
+    dram = {}
+    for group_m in (1, 4):
+        with cnt.counting(trace=True) as launches:
+            matmul(a, b, BLOCK_M=16, BLOCK_N=16, BLOCK_K=32, GROUP_M=group_m)
+        launch = launches[0]
+        model = cnt.l2_model(launch, 16 * 1024, 8)
+        assert model.unique_bytes_read <= model.dram_bytes_read <= model.requested_bytes_read
+        dram[group_m] = model.dram_bytes_read
+        # a cache that holds everything fetches each line once: the unique bytes
+        assert cnt.l2_model(launch, 1 << 30, 8).dram_bytes_read == launch.unique_bytes_read
+    assert dram[4] < dram[1]  # a wave of 8 programs: 8 tiles in a row vs a 4 × 2 block
+    with pytest.raises(ValueError, match="trace"):
+        cnt.l2_model(cnt.count(vector_add, randn(64), randn(64)).launch, 1 << 20, 4)

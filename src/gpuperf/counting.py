@@ -357,6 +357,7 @@ class _Launch:
         self.starts = np.array([b[0] for b in self.buffers], dtype=np.uint64)
         self.sites: dict[tuple, _Site] = {}
         self.dot_flops = self.dots = self.ew = self.special = 0
+        self.trace: dict[int, list] | None = None
 
     def buffer_bytes(self, tensor: str) -> int | None:
         for start, end, name in self.buffers:
@@ -411,6 +412,19 @@ def _record(kind: str, ptrs, mask) -> None:
         site.sec += _distinct_sorted(sec)
         site.lines += _distinct_sorted(sec // (LINE_BYTES // SECTOR_BYTES))
         site.mark(off, launch.buffer_bytes(tensor))
+        if launch.trace is not None:
+            idx = _program(launch)
+            lines = np.unique(sec // (LINE_BYTES // SECTOR_BYTES))
+            launch.trace.setdefault(idx, []).append((tensor, kind != "store", lines))
+
+
+def _program(launch: _Launch) -> int:
+    """The running program's linear id in a GPU's launch order (axis 0 fastest)."""
+    from triton.runtime import interpreter as interp
+
+    x, y, z = interp.interpreter_builder.grid_idx
+    gx, gy, _ = launch.grid_dims
+    return int(x + gx * (y + gy * z))
 
 
 def _distinct_sorted(a: np.ndarray) -> int:
@@ -599,14 +613,20 @@ def _check_interpreter():
 _LOCK = threading.Lock()
 
 
-@contextlib.contextmanager
-def counting() -> Iterator[list[LaunchCount]]:
+def counting(*, trace: bool = False) -> contextlib.AbstractContextManager[list[LaunchCount]]:
     """Count every interpreted kernel launch inside the ``with`` block.
 
     Yields a list that fills with one :class:`LaunchCount` per launch, in launch order. Kernel
     results are unchanged: the hooks only observe the interpreter's operations. Raises
     ``RuntimeError`` where kernels are compiled for a GPU instead of interpreted.
+    ``trace=True`` also keeps, per program, the 128-byte lines each access touched, which
+    :func:`l2_model` replays (more memory; keep the launch small).
     """
+    return _counting(flag("trace", trace))
+
+
+@contextlib.contextmanager
+def _counting(trace: bool) -> Iterator[list[LaunchCount]]:
     global _TRITON_DIR
     interp = _check_interpreter()
     import triton
@@ -637,9 +657,13 @@ def counting() -> Iterator[list[LaunchCount]]:
 
         def set_grid_dim(*dims):
             grid_seen.append(tuple(int(d) for d in dims))
+            launch.grid_dims = grid_seen[-1]
             return set_dim(*dims)
 
         launch = _Launch(name, (1, 1, 1), [])
+        launch.grid_dims = (1, 1, 1)
+        if trace:
+            launch.trace = {}
         _STATE.launch = launch
         b.set_grid_dim = set_grid_dim
         try:
@@ -649,7 +673,10 @@ def counting() -> Iterator[list[LaunchCount]]:
             del b.set_grid_dim
         if grid_seen:
             launch.grid = grid_seen[-1]  # type: ignore[assignment]
-        launches.append(_finish(launch))
+        counted = _finish(launch)
+        if launch.trace is not None:
+            object.__setattr__(counted, "_trace", launch.trace)
+        launches.append(counted)
         return result
 
     try:
@@ -714,6 +741,72 @@ def count(fn: Any, *args: Any, **kwargs: Any) -> Counted:
             f"fn={getattr(fn, '__name__', fn)!r} launched no Triton kernel: nothing to count"
         )
     return Counted(result, tuple(launches))
+
+
+# --------------------------------------------------------------------------- an L2 model
+
+
+@dataclass(frozen=True)
+class L2Model:
+    """Bytes a simple L2 would fetch from DRAM for a traced launch (:func:`l2_model`)."""
+
+    l2_bytes: int
+    wave: int  # programs resident at once
+    dram_bytes_read: int  # line misses of loads × 128 B
+    requested_bytes_read: int
+    unique_bytes_read: int
+
+    def __post_init__(self) -> None:
+        _ints(self, "dram_bytes_read", "requested_bytes_read", "unique_bytes_read")
+        _ints(self, "l2_bytes", "wave", minimum=1)
+
+
+def l2_model(launch: LaunchCount, l2_bytes: int, wave: int) -> L2Model:
+    """Replay a traced launch (``counting(trace=True)``) through a least-recently-used cache.
+
+    Assumptions, all stated because each matters: the cache is fully associative, ``l2_bytes``
+    large, in 128-byte lines, holds only this launch's data and starts empty; programs run in a
+    GPU's launch order (axis 0 fastest), ``wave`` at a time (e.g. SMs × programs per SM); the
+    programs of a wave advance in lockstep, their i-th accesses interleaved; a store allocates
+    its line (write-back, never counted as a read). Real L2s are set-associative, split in two
+    partitions on an A100/H100 and shared with other work, so this is a model of *why* launch
+    order matters (``GROUP_M``), not a prediction of a measured DRAM count. No first-party
+    measurement of DRAM bytes exists in this repository to compare it with (``ncu`` needs a GPU).
+    Returns the modeled DRAM bytes of the loads next to the requested and unique bytes.
+    """
+    from collections import OrderedDict
+
+    if not isinstance(launch, LaunchCount):
+        raise TypeError(f"launch={show(launch)} must be a LaunchCount")
+    trace = getattr(launch, "_trace", None)
+    if trace is None:
+        raise ValueError("launch has no trace: count it inside counting(trace=True)")
+    l2_bytes = positive_int("l2_bytes", l2_bytes, LINE_BYTES)
+    wave = positive_int("wave", wave, 1)
+    capacity = l2_bytes // LINE_BYTES
+    cache: OrderedDict[tuple[str, int], None] = OrderedDict()
+    misses = 0
+    order = sorted(trace)
+    for start in range(0, len(order), wave):
+        programs = [trace[p] for p in order[start : start + wave]]
+        for step in range(max(len(t) for t in programs)):
+            for accesses in programs:
+                if step >= len(accesses):
+                    continue
+                tensor, is_read, lines = accesses[step]
+                for line in lines.tolist():
+                    key = (tensor, line)
+                    if key in cache:
+                        cache.move_to_end(key)
+                        continue
+                    if is_read:
+                        misses += 1
+                    cache[key] = None
+                    if len(cache) > capacity:
+                        cache.popitem(last=False)
+    return L2Model(
+        l2_bytes, wave, misses * LINE_BYTES, launch.bytes_read, launch.unique_bytes_read
+    )
 
 
 # --------------------------------------------------------------------------- the roofline
@@ -873,11 +966,13 @@ __all__ = [
     "SECTOR_BYTES",
     "TRITON_VIZ_EVALUATION",
     "Counted",
+    "L2Model",
     "LaunchCount",
     "RooflinePlacement",
     "SiteCount",
     "count",
     "counting",
+    "l2_model",
     "measure_if_gpu",
     "roofline_place",
     "total",
