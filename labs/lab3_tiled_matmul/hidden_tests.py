@@ -78,10 +78,10 @@ def q1(env):
 
 
 def q1_traffic(env):
-    """Efficiency (graded where Triton's interpreter runs: otter, Colab's CPU runtime): the
-    correct kernel requests each A element once per column of tiles and each B element once per
-    row of tiles, as :func:`gpuperf.tiling.tiled_matmul` counts; a kernel that reloads a panel
-    requests more and loses this case's points, with the excess and the load line named."""
+    # Efficiency (graded where Triton's interpreter runs: otter, Colab's CPU runtime): the
+    # correct kernel requests each A element once per column of tiles and each B element once per
+    # row of tiles, as :func:`gpuperf.tiling.tiled_matmul` counts; a kernel that reloads a panel
+    # requests more and loses this case's points, with the excess and the load line named.
     integrity_check()
     kernel = answer(env, "_matmul_kernel")
     gen = torch.Generator().manual_seed(3)
