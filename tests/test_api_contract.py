@@ -1118,6 +1118,7 @@ GOOD_CALLS |= {
     "counting.l2_model": lambda: {"launch": _traced_launch(), "l2_bytes": 4096, "wave": 2},
     "counting.L2Model": lambda: {"l2_bytes": 4096, "wave": 2, "dram_bytes_read": 512,
                                  "requested_bytes_read": 512, "unique_bytes_read": 512},
+    "widgets.counting.counted": lambda: {"kernel": "vector add", "n": 32, "tile": 16},
     "grading.efficiency.check_traffic": lambda: {
         "name": "vector_add", "expected_bytes": 1024.0,
         "launch": lambda: gpuperf.kernels.vector_add(_randn(64), _randn(64))},
