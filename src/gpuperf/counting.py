@@ -31,9 +31,15 @@ What is counted, per load/store site (``file:line`` of the kernel source) and pe
 - **atomics**: elements and bytes of every atomic read-modify-write or compare-and-swap;
 - **grid**: the launch's program count.
 
-Label what is shown honestly: these are bytes the kernel *requests from global memory*, counted
-on the CPU — not DRAM traffic, which caches reduce — and no count here is a time. Time is only
-measured, on a GPU, by :mod:`gpuperf.bench`; :func:`roofline_place` sets the two side by side.
+Label what is shown honestly (:data:`LABEL`): these are bytes the kernel *requests from global
+memory*, counted on the CPU — not DRAM traffic, which caches reduce — and no count here is a
+time. Time is only measured, on a GPU, by :mod:`gpuperf.bench`; :func:`roofline_place` sets the
+two side by side (``measured_s=measure_if_gpu(lambda: ...)``, ``None`` without a GPU). On a GPU
+session the kernels are compiled, so counting refuses to run there: count a launch with explicit
+tiles on a CPU session (the counts do not depend on the machine) and pass its
+:class:`LaunchCount` with the GPU's measured time. :func:`l2_model` replays a traced launch
+(``counting(trace=True)``) through a simple LRU cache to show why launch order (``GROUP_M``)
+matters; its assumptions are written next to it.
 
 Cost of counting (measured for issue 35 on the project's shared 2-core build machine, load
 average ≈ 5.5, median of 7 runs; :data:`MEASURED_OVERHEAD`): counting a lab-size launch took
