@@ -47,7 +47,7 @@ def test_explorer_moves_the_points_and_labels_what_it_shows():
 
 def test_static_twin_has_every_combination():
     s = w.counting_static()
-    rows = s.rows("points", kernel="flash attention forward", n=128, tile=32, chip_name="T4")
+    rows = s.rows("points", kernel="flash attention forward", n=48, tile=32, chip_name="T4")
     assert {r["kind"] for r in rows} == {
         "requested bytes (no reuse)",
         "unique bytes (perfect cache)",
