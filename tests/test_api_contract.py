@@ -1141,6 +1141,53 @@ REFUSED_ONLY |= {
     "classroom.box.Box.create": "makes cgroups (tests/test_classroom_hostile.py)",
     "classroom.tester.reference_namespace": "runs a handout's statements (test_classroom.py)",
 }
+
+
+def _counted_launch() -> Any:
+    """A real gpuperf.counting.LaunchCount: a 64-element vector add counted in the interpreter."""
+    from gpuperf.counting import count
+    from gpuperf.kernels import vector_add
+
+    return count(vector_add, _randn(64), _randn(64)).launch
+
+
+def _traced_launch() -> Any:
+    from gpuperf.counting import counting
+    from gpuperf.kernels import vector_add
+
+    with counting(trace=True) as launches:
+        vector_add(_randn(64), _randn(64))
+    return launches[0]
+
+
+def _fields(make: Callable[[], Any]) -> Callable[[], dict[str, Any]]:
+    return lambda: {
+        f.name: getattr(obj, f.name) for obj in [make()] for f in dataclasses.fields(obj)
+    }
+
+
+GOOD_CALLS |= {
+    "counting.count": lambda: {"fn": lambda: gpuperf.kernels.vector_add(_randn(64), _randn(64))},
+    "counting.measure_if_gpu": lambda: {"fn": lambda: None},
+    "counting.roofline_place": lambda: {"counted": _counted_launch(), "chip": "H100"},
+    "counting.total": lambda: {"launches": [_counted_launch()]},
+    "counting.Counted": lambda: {"result": None, "launches": (_counted_launch(),)},
+    "counting.LaunchCount": _fields(_counted_launch),
+    "counting.SiteCount": _fields(lambda: _counted_launch().sites[0]),
+    "counting.RooflinePlacement": _fields(
+        lambda: gpuperf.counting.roofline_place(_counted_launch(), "H100")),
+    "counting.LaunchCount.site": lambda: {"line": _counted_launch().sites[0].line},
+    "counting.l2_model": lambda: {"launch": _traced_launch(), "l2_bytes": 4096, "wave": 2},
+    "counting.L2Model": lambda: {"l2_bytes": 4096, "wave": 2, "dram_bytes_read": 512,
+                                 "requested_bytes_read": 512, "unique_bytes_read": 512},
+    "widgets.counting.counted": lambda: {"kernel": "vector add", "n": 32, "tile": 16},
+    "grading.efficiency.check_traffic": lambda: {
+        "name": "vector_add", "expected_bytes": 1024.0,
+        "launch": lambda: gpuperf.kernels.vector_add(_randn(64), _randn(64))},
+}  # fmt: skip
+#: Counted.result is whatever the counted launcher returned: any value is an answer.
+PASSTHROUGH |= {"counting.Counted"}
+
 #: Data in, the same data out (encoded or decoded): NaN, -1 and a 400-digit int are answers.
 PASSTHROUGH |= {"classroom.wire.encode", "classroom.wire.decode", "classroom.runner.Runner.encode",
                 "CanaryAnswer.fingerprint"}  # fmt: skip

@@ -25,12 +25,14 @@ def brute_tiles(m, n, bm, bn):
 
 
 def brute_tiled_bytes(m, n, k, bm, bn, bk, size, out):
-    """Walk every output tile and every K step; add the A and B panels it loads."""
+    """Walk every output tile and every K step; add the A and B panels it loads (edge tiles are
+    masked: only the rows and columns inside the matrices are requested)."""
     read = 0
-    for _row in range(0, m, bm):
-        for _col in range(0, n, bn):
-            for _step in range(0, k, bk):
-                read += bm * bk * size + bk * bn * size
+    for row in range(0, m, bm):
+        for col in range(0, n, bn):
+            for step in range(0, k, bk):
+                rows, cols, depth = min(bm, m - row), min(bn, n - col), min(bk, k - step)
+                read += rows * depth * size + depth * cols * size
     return read, m * n * out
 
 

@@ -22,6 +22,7 @@ from gpuperf.grading import (
     check_attention,
     check_padding,
     check_tensor,
+    check_traffic,
     check_true,
     integrity_check,
     padded,
@@ -140,6 +141,49 @@ def q2(env):
         len(saved) == 5 and tuple(saved[4].shape) == (1, 2, 24),
         "LabFlashAttention must save q, k, v, o and L (shaped like q without its last dim)",
     )
+
+
+def q2_traffic(env):
+    # Efficiency (graded where Triton's interpreter runs: otter, Colab's CPU runtime): the
+    # forward kernel reads Q once, streams K and V once per block of queries and writes O and L
+    # once — :func:`gpuperf.attention.hbm_traffic_flash`, no N × N term. A kernel that re-reads Q
+    # (or anything else) inside the key loop requests more and loses this case's points.
+    integrity_check()
+    kernel = answer(env, "_attn_fwd_kernel")
+    gen = torch.Generator().manual_seed(4)
+    b, h, n, d, block = 1, 2, 50, 16, 16
+    q, k, v = (torch.randn(b, h, n, d, generator=gen).to(DEVICE) for _ in range(3))
+    want = reference_attention(q, k, v)
+    pad = 2 * block * d
+    qp, kp, vp = (padded(t.contiguous(), pad) for t in (q, k, v))
+    o = padded(torch.zeros_like(q), pad, fill=GUARD)
+    lse = padded(torch.full((b, h, n), float("nan"), device=DEVICE), pad, fill=GUARD)
+    grid = (triton.cdiv(n, block), b * h)
+    flash = attention.hbm_traffic_flash(
+        n, d, 1, "fp32", batch=b, heads=h, version=2, block_r=block, block_c=block
+    )
+    passes, copies = triton.cdiv(n, block), b * h
+    need = {
+        "q_ptr": 4 * n * d * copies,
+        "k_ptr": 4 * passes * n * d * copies,
+        "v_ptr": 4 * passes * n * d * copies,
+        "o_ptr": 4 * n * d * copies,
+        "lse_ptr": 4 * n * copies,
+    }
+    assert sum(need.values()) == flash.bytes  # the chapter's formula, tensor by tensor
+    check_traffic(
+        "_attn_fwd_kernel",
+        lambda: kernel[grid](
+            qp, kp, vp, o, lse, n, 1.0 / math.sqrt(d), n * d, d,
+            IS_CAUSAL=False, BLOCK_M=block, BLOCK_N=block, HEAD_DIM=d, DOT_PRECISION="ieee",
+        ),
+        need,
+        kind="total",
+        what="Q once, K and V once per block of queries, O and L written once: "
+        "gpuperf.attention.hbm_traffic_flash",
+    )  # fmt: skip
+    check_padding("o", o)
+    check_attention(f"o (batch {b}, heads {h}, seq {n}, d {d})", o, want, block_m=16)
 
 
 def q3(env):

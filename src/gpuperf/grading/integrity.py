@@ -35,6 +35,7 @@ _CHECKS = (
     "check_mapping",
     "check_padding",
     "check_tensor",
+    "check_traffic",
     "check_true",
     "integrity_check",
     "padded",
