@@ -1,9 +1,10 @@
 """Tiled matrix multiply ``C = A @ B``: the kernel of the tiling and wave-quantization chapters.
 
 What you learn: a program computes one BLOCK_M×BLOCK_N tile of C, walking K in BLOCK_K steps and
-accumulating in fp32. Each A tile is reused BLOCK_N times and each B tile BLOCK_M times, so HBM
-traffic falls from 2·M·N·K elements (``matmul_naive``, one row at a time, no reuse across rows) to
-about M·N·K·(1/BLOCK_N + 1/BLOCK_M) (:mod:`gpuperf.tiling`). ``GROUP_M`` orders programs so
+accumulating in fp32. Each A tile is reused BLOCK_N times and each B tile BLOCK_M times, so the
+bytes requested fall from M·N·K + M·K·⌈N/BLOCK_N⌉ elements (``matmul_naive``: one row of C at a
+time, B read again for every row; counted by :mod:`gpuperf.counting`) to about
+M·N·K·(1/BLOCK_N + 1/BLOCK_M) (:mod:`gpuperf.tiling`). ``GROUP_M`` orders programs so
 neighbouring programs share A rows in L2; ``num_stages`` pipelines the loads of the next K step
 into shared memory while the current step multiplies; ``tl.dot`` becomes tensor-core ``mma``
 on sm_80+ (``wgmma`` on sm_90) and FMA on a T4 (Triton ≥ 3.4). FLOPs: 2·M·N·K
