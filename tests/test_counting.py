@@ -290,6 +290,9 @@ def test_decode_attention_reads_the_cache_once_and_the_combine_matches_split_kv(
     assert split.bytes_read == model.bytes_read + (num_splits - 1) * q_bytes
     assert split.unique_bytes_read == model.bytes_read
     plan = inference.split_kv(batch, heads, kv_heads, ctx, d, "H100", num_splits, 16, "fp32")
+    # SplitKV counts those queries (fixed by counting): the cache once, the queries per split
+    assert split.bytes_read == plan.kv_bytes + plan.query_bytes
+    assert split.bytes_read + plan.combine_bytes == model.bytes_read + plan.split_overhead_bytes
     if num_splits == 1:
         assert len(launches) == 1 and split.bytes_written == model.bytes_written
         assert plan.combine_bytes == 0

@@ -200,6 +200,24 @@ def test_combine_bytes_are_the_fp32_partials_written_and_read():
     assert k.combine_overhead == k.combine_bytes / (2 * 2 * 2 * 4096 * 64 * 2)
 
 
+def test_every_split_reads_the_queries_again():
+    # Each (sequence, KV head, split) CTA loads its group's queries: the split kernel reads all
+    # batch·heads·d of them once per split, the plain kernel once (decode_attention_cost).
+    batch, heads, kv_heads, ctx, d = 2, 8, 2, 4096, 64
+    plain = inference.split_kv(batch, heads, kv_heads, ctx, d, "H100-SXM", num_splits=1)
+    k = inference.split_kv(batch, heads, kv_heads, ctx, d, "H100-SXM", num_splits=16)
+    once = 2 * 8 * 64 * 2  # bf16 queries, read once
+    cost = inference.decode_attention_cost(batch, heads, kv_heads, ctx, d)
+    assert plain.query_bytes == once == cost.bytes_read - plain.kv_bytes
+    assert plain.split_overhead_bytes == 0 and plain.split_overhead == 0
+    assert k.query_bytes == 16 * once
+    assert k.split_overhead_bytes == k.combine_bytes + 15 * once
+    assert k.split_overhead == pytest.approx(k.split_overhead_bytes / (2 * 2 * 2 * ctx * d * 2))
+    # splits that whole-block chunks leave empty launch no CTA and read no queries
+    odd = inference.split_kv(1, 4, 1, 100, 16, "H100-SXM", num_splits=6, block_n=16)
+    assert odd.splits_used == 4 and odd.query_bytes == 4 * 4 * 16 * 2
+
+
 def test_errors_name_the_value_and_the_range():
     with pytest.raises(ValueError, match="num_splits=100 must be ≤ 2"):
         inference.split_kv(1, 2, 1, 100, 16, "H100-SXM", num_splits=100)

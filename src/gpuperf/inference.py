@@ -652,8 +652,9 @@ class SplitKV:
     """CTAs, waves and combine traffic of a decode-attention kernel with ``num_splits`` splits.
 
     One CTA per (sequence, KV head, split); it handles the whole group of query heads that
-    share the KV head, so the cache is read once. ``num_splits = 1`` is the plain kernel.
-    Assumes one CTA per SM at a time.
+    share the KV head, so the cache is read once. The group's queries, though, are read by
+    every split's CTA (:attr:`query_bytes`), as :mod:`gpuperf.counting` counts in the course's
+    kernel. ``num_splits = 1`` is the plain kernel. Assumes one CTA per SM at a time.
     """
 
     batch: int
@@ -742,6 +743,29 @@ class SplitKV:
     def combine_overhead(self) -> float:
         """Combine traffic as a fraction of the cache read."""
         return self.combine_bytes / self.kv_bytes
+
+    @property
+    def query_bytes(self) -> float:
+        """Queries the split kernel reads: each split's CTA loads its group's queries, so all
+        batch · heads · d of them once per split — (splits − 1) · batch · heads · d elements more
+        than :func:`decode_attention_cost`, which reads them once (the plain kernel)."""
+        return self.splits_used * self._query_bytes_once
+
+    @property
+    def _query_bytes_once(self) -> float:
+        return float(self.batch) * self.n_heads * self.head_dim * bytes_per_element(self.precision)
+
+    @property
+    def split_overhead_bytes(self) -> float:
+        """What splitting adds to the plain kernel's traffic: the combine's partials (written,
+        then read) and the queries that every split after the first reads again. 0 for one split.
+        """
+        return self.combine_bytes + self.query_bytes - self._query_bytes_once
+
+    @property
+    def split_overhead(self) -> float:
+        """:attr:`split_overhead_bytes` as a fraction of the cache read."""
+        return self.split_overhead_bytes / self.kv_bytes
 
 
 def _gpu_chip(chip_name: str | Chip) -> Chip:
