@@ -103,3 +103,49 @@ def test_triton_tutorial_gpu_is_called_inferred():
     assert va.value > chip("A100-40GB").hbm_bandwidth  # the inference the pages state
     assert "inference" in _text(CH2)
     assert "inferred" in " ".join(_cells(CH3_2, "code"))
+
+
+def _ridge_table_chips() -> list[str]:
+    source = next(s for s in _cells(CH2, "code") if s.startswith("RIDGE_CHIPS = ["))
+    namespace: dict = {}
+    exec(source.split("rows = []")[0], namespace)
+    return namespace["RIDGE_CHIPS"]
+
+
+def test_chapter2_ridge_table_offers_the_2026_chips_and_the_explorer_does_too():
+    """R3 #17: the table stopped at the HGX B200 and left out the H200, the clearest case of a
+    falling ridge."""
+    from gpuperf.widgets.roofline import EXPLORER_CHIPS
+
+    names = _ridge_table_chips()
+    for name in ("H200", "B200", "GB200", "B300", "MI300X", "MI355X"):
+        assert name in names and name in EXPLORER_CHIPS, name
+    # the prose's claim: not ordered by age (T4 2018 > A100 2020; H200, B200 < H100)
+    assert chip("T4").ridge_point("fp16") > chip("A100-80GB").ridge_point("bf16")
+    for name in ("H200", "B200"):
+        assert chip(name).ridge_point("bf16") < chip("H100-SXM").ridge_point("bf16")
+
+
+def test_chapter2_places_non_matmul_work_under_the_cuda_core_roof():
+    """R3 #11: a dot product runs on the CUDA cores; its ridge there is several times lower."""
+    h = chip("H100-SXM")
+    assert h.ridge_point("bf16") / h.ridge_point("bf16", tensor_cores=False) > 5
+    text = _text(CH2)
+    assert "CUDA cores" in text and "r2_ridge_h100_cuda" in text
+    assert "a peak it could never use" in text
+
+
+def test_chapter2_log_log_bandwidth_roof_shifts_rather_than_steepens():
+    """R3 #12: on log-log axes more bandwidth moves the slope-1 roof up, never steeper."""
+    assert "steeper" not in _text(CH2)
+
+
+def test_chapter2_critical_batch_approximation_is_stated_where_it_holds():
+    """R3 #13: at B = 16 Ki, D = F = 8192 the intensity is 3,277, not about B."""
+    from gpuperf import cost
+
+    i = cost.matmul(16384, 8192, 8192, "bf16").intensity
+    assert i == pytest.approx(3276.8) and i < 16384 / 4
+    text = _text(CH2)
+    assert "so the approximation holds" not in text
+    assert "r2_i_16k" in text
