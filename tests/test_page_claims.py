@@ -149,3 +149,30 @@ def test_chapter2_critical_batch_approximation_is_stated_where_it_holds():
     text = _text(CH2)
     assert "so the approximation holds" not in text
     assert "r2_i_16k" in text
+
+
+def test_fusion_page_prices_launches_with_the_serving_model():
+    """R3 #20 / issue 37: fusion's second benefit. Small chains are launch-bound and fusion then
+    gains the kernel count; large ones gain the byte ratio; a CUDA graph keeps the gaps."""
+    from gpuperf import roofline, serving
+
+    h = chip("H100-SXM")
+    per_op = measurements.find("PyTorch eager time per operation").value
+
+    def steps(n):
+        unfused = roofline.time_bounds(sin2cos2_cost(n, fused=False), h, "fp32").lower_s
+        fused = roofline.time_bounds(sin2cos2_cost(n), h, "fp32").lower_s
+        return serving.launch_bound_step(unfused, 5, per_op), serving.launch_bound_step(
+            fused, 1, per_op
+        )
+
+    eager, fused = steps(2**12)
+    assert eager.cpu_bound and eager.eager_s / fused.eager_s == pytest.approx(5)
+    assert eager.graph_s == pytest.approx(5 * serving.GRAPH_GAP_S_PER_KERNEL, rel=0.05)
+    eager, fused = steps(2**26)
+    byte_ratio = sin2cos2_cost(1, fused=False).bytes / sin2cos2_cost(1).bytes
+    assert eager.eager_s / fused.eager_s == pytest.approx(byte_ratio, rel=0.01)
+    text = _text(CH3_2)
+    assert "(launches)=" in text and 'mode="reduce-overhead"' in text
+    assert "launch_bound_step" in text and "{cite}`CUDAGRAPHS`" in text
+    assert "a8_reduce" in text and "a9_saving" in text  # the worked problems' hidden answers
