@@ -127,3 +127,63 @@ def test_lab5_says_the_one_node_busbw_is_nvls_not_a_ring():
     assert "NVLink SHARP (NVLS)" in text
     nvls = measurements.find("all-reduce bus bandwidth in one node", "H100-SXM")
     assert "NVLink SHARP" in nvls.method and nvls.value > 450e9  # above any ring over NVLink 4
+
+
+# --- review 2026-12 (R3): ridge points are not ordered by a chip's age ------------------------
+
+LAB1 = ROOT / "labs/lab1_rooflines/lab1_rooflines.ipynb"
+CHAPTER2 = ROOT / "chapters/02_roofline.ipynb"
+
+
+def _lab1_q5_ops() -> dict:
+    """Lab 1's question-5 operations and chips, read from the master's solution cell."""
+    nb = nbformat.read(LAB1, as_version=4)
+    source = next(
+        c.source for c in nb.cells if c.source.startswith("from gpuperf import cost\n\nOPS")
+    )
+    namespace: dict = {}
+    exec(source.split("verdicts = {}")[0], namespace)  # the definitions, not the answer
+    return namespace
+
+
+def test_lab1_q5_has_an_operation_that_changes_sides_between_chips():
+    """R3 #3: the takeaway 'the same operation can change sides' must be shown by question 5."""
+    from gpuperf import roofline
+
+    ns = _lab1_q5_ops()
+    changes = [
+        name
+        for name, op in ns["OPS"].items()
+        if len({roofline.time_bounds(op, c, p).bound for c, p in ns["CHIP_PRECISION"].items()})
+        == 2
+    ]
+    assert changes == ["matmul B=256"]
+    hidden = importlib.util.spec_from_file_location("lab1_hidden", LAB1.parent / "hidden_tests.py")
+    module = importlib.util.module_from_spec(hidden)
+    hidden.loader.exec_module(module)
+    # the autograder's reference grades the same operations the question asks about
+    verdicts = {
+        (o, c): roofline.time_bounds(op, c, p).bound
+        for o, op in ns["OPS"].items()
+        for c, p in ns["CHIP_PRECISION"].items()
+    }
+    module.q5({"verdicts": verdicts})
+    # one chip's verdicts copied to the others are refused
+    copied = {(o, c): verdicts[(o, "H100-SXM")] for o, c in verdicts}
+    with pytest.raises(AssertionError):
+        module.q5({"verdicts": copied})
+
+
+def test_no_page_says_newer_chips_have_higher_ridge_points():
+    """R3 #1 and #2: the table's own rows contradict 'newer chips move the ridge right'."""
+    from gpuperf import chip
+
+    ridge = {n: chip(n).ridge_point("bf16") for n in ("A100-80GB", "H100-SXM", "H200", "B200")}
+    assert ridge["A100-80GB"] < ridge["H100-SXM"]
+    assert ridge["H200"] < ridge["H100-SXM"] and ridge["B200"] < ridge["H100-SXM"]
+    assert chip("T4").ridge_point("fp16") > ridge["A100-80GB"]  # 2018's above 2020's
+    for path in (LAB1, CHAPTER2):
+        text = " ".join(_markdown(path).split())
+        assert "ridge points move right" not in text, path.name
+        assert "newer chips need larger batches" not in text, path.name
+        assert not re.search(r"newer chips raise FLOP/s faster", text), path.name

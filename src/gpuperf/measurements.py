@@ -179,6 +179,11 @@ MEASUREMENTS: tuple[Measurement, ...] = (
     _M("memcopy kernel (effective throughput)", 785 * GiB, "B/s", "V100",
        "A = B + C kernel (2 reads + 1 write), reported in GiB/s", "FASTICE"),
     _M("stream read", 1942 * GB, "B/s", "H100-PCIe", "gpu-stream read kernel", "GPUBENCH"),
+    # Triton's tutorials (01 vector add, 03 matmul below) print their benchmark tables from the
+    # docs build without naming the GPU (read 2025; each rebuild changes the numbers). The
+    # A100-80GB is an inference, not the source's statement: 1684 GB/s is above the A100-40GB's
+    # 1555 GB/s datasheet bandwidth, and the tutorial's fp8 matmul (~155 TFLOP/s) is slower than
+    # its fp16 one, so the GPU has no native fp8 (not Hopper). Pages say "inferred".
     _M("Triton vector add", 1684 * GB, "B/s", "A100-80GB",
        "Triton tutorial 01, N = 2^27 fp32, 3 × 4 B per element", "TRITON-VA"),
     _M("HBM load latency", 404e-9, "s", "A100-80GB", "pointer chase", "GPUBENCH"),

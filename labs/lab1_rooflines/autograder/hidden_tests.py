@@ -89,6 +89,7 @@ def q5(env):
         "relu": cost.elementwise(2**24, "bf16"),
         "softmax": cost.softmax(4096, 4096, "bf16"),
         "matmul B=32": cost.matmul(32, 8192, 8192, "bf16"),
+        "matmul B=256": cost.matmul(256, 8192, 8192, "bf16"),
         "matmul B=512": cost.matmul(512, 8192, 8192, "bf16"),
         "matmul 8192²": cost.matmul(8192, 8192, 8192, "bf16"),
     }
