@@ -28,6 +28,9 @@ MEASURING_PAGES = [
     CH3,
     CH3_2,
     ROOT / "chapters/03_1_low_precision.ipynb",
+    ROOT / "chapters/03_4_coalescing.ipynb",
+    ROOT / "chapters/03_5_control_divergence.ipynb",
+    ROOT / "chapters/03_6_tiling.ipynb",
     ROOT / "labs/lab1_rooflines/lab1_rooflines.ipynb",
     ROOT / "labs/lab2_fusion/lab2_fusion.ipynb",
 ]

@@ -5,8 +5,10 @@ FlashAttention never does. A program holds a BLOCK_M block of queries, streams B
 keys and values through SRAM, and keeps an online softmax (running max ``m``, running sum ``l``,
 see :mod:`gpuperf.kernels.softmax`). HBM traffic drops from Θ(Nd + N²) to Θ(N²d²/M) per head (M:
 SRAM in elements; FA1 Theorem 2) and the extra memory from O(N²) to O(N), while FLOPs stay 4·N²·d
-forward (2·N²·d with a causal mask, which skips blocks above the diagonal) and
-2.5× that backward (:func:`gpuperf.cost.attention`, :mod:`gpuperf.attention`).
+forward (2·N²·d with a causal mask, which skips blocks above the diagonal). The papers count
+the backward as 2.5× the forward, five matmuls (:func:`gpuperf.cost.attention`,
+:mod:`gpuperf.attention`); this kernel runs seven, 3.5×, because its dQ kernel recomputes S and
+dP rather than sharing them with the dK/dV kernel (counted by :mod:`gpuperf.counting`).
 
 The backward pass does not store the probabilities either: it recomputes ``P = exp(S − L)`` from
 the saved logsumexp ``L = m + log l`` (Dao 2023, FlashAttention-2, Algorithm 2). One kernel per
