@@ -1086,6 +1086,8 @@ GOOD_CALLS |= {
     "classroom.tester.reference_namespace": lambda: {"template": _notebook_file()},
     "classroom.tester.run_case": lambda: {"name": "q1", "code": ">>> 1 + 1\n2\n", "globs": {}},
     "classroom.tester.Case": lambda: {"code": ">>> 1\n1\n", "hidden": False, "points": 1.0},
+    "classroom.tester.efficiency_note": lambda: {"questions": {"q1": [
+        gpuperf.classroom.tester.Case(">>> run_hidden('q1_traffic', globals())\n", True, 1.0)]}},
     "classroom.tester.AnswerNamespace": lambda: {"references": {},
                                                  "notebook": _notebook_handle()},
     "classroom.tester.Grader": lambda: {

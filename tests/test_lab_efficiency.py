@@ -113,3 +113,24 @@ def test_lab4_reference_passes_and_a_q_reload_loses_the_efficiency_case(tmp_path
     assert "is correct but requested" in message and "more" in message
     assert "Most of the excess is `q_ptr`" in message
     assert message.count("q = tl.load(") == 2  # the first load and the reload, by line
+
+
+LAB2_READ_X_TWICE = (
+    "    y = tl.maximum(a * x + b, 0.0)",
+    "    y = tl.maximum(a * tl.load(x_ptr + offs, mask=mask) + b, 0.0)  # x again: wasteful",
+)
+
+
+def test_lab2_reference_passes_and_reading_x_twice_loses_the_efficiency_case(tmp_path):
+    hidden = _hidden("lab2_fusion")
+    hidden.q1_traffic(_env(tmp_path, "lab2_fusion", "def _axpb_relu_kernel", None))
+    wasteful = _env(tmp_path, "lab2_fusion", "def _axpb_relu_kernel", LAB2_READ_X_TWICE)
+    hidden.q1(wasteful)  # still correct: the correctness case keeps its points
+    with pytest.raises(CheckError) as error:
+        hidden.q1_traffic(wasteful)
+    message = str(error.value)
+    assert "is correct but requested" in message
+    # x is read twice: 3,000 fp32 elements more than the 24,000 bytes of x and b
+    assert "1.50×" in message and "12,000 more" in message  # how much more
+    assert "Most of the excess is `x_ptr`" in message
+    assert "`x = tl.load(x_ptr" in message and "a * tl.load(x_ptr" in message  # which lines

@@ -18,6 +18,7 @@ from gpuperf.grading import (
     check_mapping,
     check_padding,
     check_tensor,
+    check_traffic,
     check_true,
     integrity_check,
     padded,
@@ -55,6 +56,30 @@ def q1(env):
         want,
         block=1024,
     )
+
+
+def q1_traffic(env):
+    # Efficiency (graded where Triton's interpreter runs: otter, Colab's CPU runtime): the fused
+    # kernel reads each element of x and of b once, 4 bytes each in fp32 (masked-off lanes move
+    # nothing); a kernel that loads an input twice is still correct but requests more, and loses
+    # this case's points, with the excess and the load lines named.
+    integrity_check()
+    kernel = answer(env, "_axpb_relu_kernel")
+    gen = torch.Generator().manual_seed(2)
+    n, block = 3000, 512
+    x = padded(torch.randn(n, generator=gen).to(DEVICE), 2 * block)
+    b = padded(torch.randn(n, generator=gen).to(DEVICE), 2 * block)
+    y = padded(torch.zeros(n, device=DEVICE), 2 * block, fill=GUARD)
+    want = torch.relu(1.3 * x + b)  # before the kernel can write into x or b
+    grid = (triton.cdiv(n, block),)
+    check_traffic(
+        "_axpb_relu_kernel",
+        lambda: kernel[grid](x, b, y, 1.3, n, BLOCK_SIZE=block),
+        {"x_ptr": 4 * n, "b_ptr": 4 * n},
+        what=f"one read of each of the {n:,} fp32 elements of x and of b",
+    )
+    check_padding(f"y (n={n})", y)  # a lean kernel must also be a correct one
+    check_tensor(f"axpb_relu(1.3, x, b) with n={n}", y, want, block=block)
 
 
 def q2(env):

@@ -35,6 +35,15 @@ persist into the next). It
 
 Points follow otter's rules for OK-format tests: a question's points are split equally between
 its test cases unless a case states its own points.
+
+Efficiency cases (``run_hidden("q1_traffic", ...)``: :func:`gpuperf.grading.check_traffic`) are
+not run here. They count the bytes the student's launch requests in Triton's interpreter, and
+here the launch runs in the sandbox, out of this process's sight: the check would pass without
+grading anything. Counting inside the sandbox and sending the numbers back would make a grade
+depend on what the student's own process reports, which nothing here trusts (see
+:mod:`.canary`). So every student's row says so in its notes (:data:`EFFICIENCY_NOTE`) and the
+case's points are left out of the score *and* the maximum for every student alike: nobody gains
+or loses by it. Otter and the notebook, where the kernel runs in the checking process, grade it.
 """
 
 from __future__ import annotations
@@ -90,6 +99,43 @@ class Case:
             raise TypeError(f"code={show(self.code)} must be a doctest (a string)")
         self.hidden = flag("hidden", self.hidden)
         self.points = positive_float("points", self.points, allow_zero=True)
+
+    @property
+    def efficiency(self) -> str:
+        """The hidden efficiency case this runs (``"q1_traffic"``), or ``""``: not graded here."""
+        found = EFFICIENCY_CASE.search(self.code)
+        return found.group(1) if found else ""
+
+
+#: A hidden case that grades efficiency by counting (``run_hidden("q1_traffic", globals())``).
+EFFICIENCY_CASE = re.compile(r"""run_hidden\(\s*['"](\w+_traffic)['"]""")
+#: What every row of a lab with efficiency cases says (the module docstring says why).
+EFFICIENCY_NOTE = "efficiency not graded by the class grader (counted only in otter/notebook runs)"
+
+
+def efficiency_note(questions: dict[str, list[Case]]) -> str:
+    """The note for a lab's rows: which efficiency cases were left out, and their points ("" if
+    the lab has none)."""
+    if not isinstance(questions, dict) or not all(
+        isinstance(q, str) and isinstance(cases, list) and all(isinstance(c, Case) for c in cases)
+        for q, cases in questions.items()
+    ):
+        raise TypeError(
+            f"questions={show(questions)} must map question names to lists of Case, as "
+            "load_tests() gives"
+        )
+    left_out = [
+        f"{case.efficiency} ({case.points:g} of {question}'s points)"
+        for question, cases in questions.items()
+        for case in cases
+        if case.efficiency
+    ]
+    if not left_out:
+        return ""
+    return (
+        f"{EFFICIENCY_NOTE}: {', '.join(left_out)} left out of the score and of the maximum, "
+        "for every student alike"
+    )
 
 
 def _natural(path: Path) -> tuple[int, str]:
@@ -345,7 +391,7 @@ class Grader:
             "questions": {
                 q: {
                     "score": 0.0,
-                    "max_score": sum(c.points for c in cases),
+                    "max_score": sum(c.points for c in cases if not c.efficiency),
                     "cases": [None] * len(cases),
                 }
                 for q, cases in self.questions.items()
@@ -448,6 +494,8 @@ class Grader:
         sources = {k: v for k, v in baseline.items() if str(k).endswith(" sha256")}
         notes = notebook.run_cells(cells, budget_end)
         self.result["notes"] += notes
+        if efficiency_note(self.questions):  # never run here: see the module docstring
+            self.result["notes"].append(efficiency_note(self.questions))
         self.result.update(status="GRADED", reason="")
         self.save()
         # every public case before any hidden one: a public test's message (handed back) can
@@ -457,6 +505,15 @@ class Grader:
                 entry = self.result["questions"][question]
                 for index, case in enumerate(cases):
                     if case.hidden != hidden:
+                        continue
+                    if case.efficiency:  # not graded here, for anyone: neither passed nor failed
+                        entry["cases"][index] = {
+                            "hidden": case.hidden,
+                            "points": 0.0,
+                            "passed": None,
+                            "graded": False,
+                            "output": "",
+                        }
                         continue
                     passed, report = self._run_case(
                         notebook, references, f"{question} {index}", case
@@ -548,6 +605,9 @@ class Grader:
                 if case is None:
                     continue
                 kind = "hidden test" if case["hidden"] else "public test"
+                if case.get("graded") is False:
+                    lines.append(f"  {kind} {number}: not graded here (efficiency; see the note)")
+                    continue
                 verdict = "passed" if case["passed"] else "failed"
                 lines.append(f"  {kind} {number}: {verdict}")
                 if not case["passed"] and not case["hidden"]:

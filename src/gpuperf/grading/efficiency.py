@@ -6,11 +6,14 @@ the student's launch requests from global memory (:mod:`gpuperf.counting`) and f
 excess and the load line that requested the most when it is above what the algorithm needs.
 It never times anything: the count is the same on every CPU, so the grade is.
 
-Where nothing can be counted the check passes without a word and grades nothing: on a GPU
-(kernels are compiled, not interpreted) and where the launch ran in another process (the class
-grader runs students' code in a sandbox; this process sees no launch). Correctness is graded
-there as everywhere; efficiency only where the interpreter runs here (otter, Colab's CPU
-runtime, a laptop).
+Where nothing can be counted the check grades nothing: on a GPU (kernels are compiled, not
+interpreted) and where the launch ran in another process. The class grader
+(:mod:`gpuperf.classroom`) runs students' code in a sandbox, where this process sees no launch,
+so it does not run efficiency cases at all rather than let them pass silently: each row's notes
+say "efficiency not graded by the class grader (counted only in otter/notebook runs)" and the
+case's points are left out of the score and the maximum for every student
+(:mod:`gpuperf.classroom.tester`). Correctness is graded there as everywhere; efficiency only
+where the interpreter runs in the checking process (otter, Colab's CPU runtime, a laptop).
 """
 
 from __future__ import annotations
