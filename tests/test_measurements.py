@@ -282,3 +282,15 @@ def test_a_bench_json_document_loads_with_its_provenance():
     assert loaded[0].gbps == 2980.0 and loaded[1].us is None
     assert loaded[0].provenance.chip_name == "H100-SXM"  # the driver's name is mapped
     assert loaded[0].in_words("vector add").startswith("the course's vector add on an H100-SXM")
+
+
+def test_training_mfus_are_the_published_runs_and_nothing_else():
+    """Chapter 1's MFU table and its problem 2 read these rows: a fraction that is not a training
+    MFU (an acceptance rate, a share of bandwidth) must not join them."""
+    rows = measurements.training_mfus()
+    assert {m.quantity for m in rows} == {
+        m.quantity for m in measurements.MEASUREMENTS if m.quantity.endswith("training MFU")
+    } | {"GPT training MFU with FlashAttention-2"}
+    assert all(m.unit == "fraction" and 0 < m.value < 1 for m in rows)
+    others = set(measurements.measurements(unit="fraction")) - set(rows)
+    assert others and not any("MFU" in m.quantity for m in others)

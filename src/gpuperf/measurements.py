@@ -62,6 +62,7 @@ __all__ = [
     "load_kernels",
     "measurements",
     "stream_read_sweep",
+    "training_mfus",
 ]
 
 
@@ -427,6 +428,12 @@ def measurements(chip: str | None = None, unit: str | None = None) -> tuple[Meas
         for m in MEASUREMENTS
         if (name is None or m.chip == name) and (unit is None or m.unit == unit)
     )
+
+
+def training_mfus() -> tuple[Measurement, ...]:
+    """The published training runs' MFUs: the rows chapter 1 compares a run with. Selected by
+    name, not by unit, as other rows are fractions too (an acceptance rate, a bandwidth share)."""
+    return tuple(m for m in MEASUREMENTS if "training MFU" in m.quantity)
 
 
 def find(quantity: str, chip: str | None = None) -> Measurement:
