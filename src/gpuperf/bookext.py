@@ -392,6 +392,9 @@ _CSS_RULE = re.compile(r"([^{}]+)\{([^{}]*)\}")
 _CONTENT = re.compile(r'content:\s*"\\([0-9a-fA-F]{4,5})"')
 _FA_ONLY = re.compile(r"^\s*(\.fa-[a-z0-9-]+::?before\s*,?\s*)+$")
 _FONT_FACE = re.compile(r"@font-face\{([^}]*)\}")
+#: The theme's icon variables (``--pst-icon-bell:"\\f0f3"`` or the glyph itself): admonition
+#: titles draw them through ``content:var(...)``, which :data:`_CONTENT` cannot see.
+_ICON_VARIABLE = re.compile(r'--pst-icon-[a-z0-9-]+:\s*"(\\[0-9a-fA-F]{4,5}|[\ue000-\uf8ff])"')
 #: Where the theme keeps Font Awesome (pydata-sphinx-theme 0.16).
 ICON_CSS = "_static/styles/pydata-sphinx-theme.css"
 #: The subset icon fonts, and the stylesheet (linked after the theme's) that points the theme's
@@ -402,11 +405,14 @@ ICONS_CSS = "_static/gpuperf-icons.css"
 
 def _used_icon_codepoints(outdir: Path) -> set[int]:
     """Code points of the Font Awesome icons the book can show: the ``fa-*`` classes named in
-    its pages and scripts, and the glyphs the stylesheets draw themselves."""
+    its pages and scripts, and the glyphs the stylesheets draw themselves (directly, or through
+    the theme's ``--pst-icon-*`` variables, as an admonition's title does)."""
     names_to_code: dict[str, int] = {}
     drawn: set[int] = set()
     for css in (outdir / "_static").rglob("*.css"):
         for selectors, body in _CSS_RULE.findall(css.read_text(encoding="utf-8", errors="ignore")):
+            for glyph in _ICON_VARIABLE.findall(body):
+                drawn.add(int(glyph[1:], 16) if glyph.startswith("\\") else ord(glyph))
             codes = [int(c, 16) for c in _CONTENT.findall(body)]
             if not codes:
                 continue
