@@ -662,9 +662,11 @@ def main(argv: list[str] | None = None) -> int:
 
 
 __all__ = [
+    "EFFICIENCY_NOTE",
     "AnswerNamespace",
     "Case",
     "Grader",
+    "efficiency_note",
     "load_tests",
     "main",
     "reference_namespace",
