@@ -447,6 +447,13 @@ def compile_facts(cases: list[tuple[str, str]] | None = None) -> dict[tuple[str,
 
 def _compile_facts(cases: tuple[tuple[str, str], ...] | None) -> dict:  # pragma: no cover
     jobs = [j for j in _jobs() if cases is None or (j["case"], j["target"]) in cases]
+    rows = _run_compiler_worker(jobs, timeout_s=1800)
+    return {(j["case"], j["target"]): _tuples(row) for j, row in zip(jobs, rows, strict=True)}
+
+
+def _run_compiler_worker(jobs: list[dict], timeout_s: float) -> list:  # pragma: no cover
+    """Compile ``jobs`` in a child process (``--worker``: no interpreter, compile only) and return
+    its rows, one per job."""
     env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
     env["GPUPERF_COMPILE_ONLY"] = "1"
     env.setdefault("TRITON_DEFAULT_FP_FUSION", "1")
@@ -456,13 +463,12 @@ def _compile_facts(cases: tuple[tuple[str, str], ...] | None) -> dict:  # pragma
         capture_output=True,
         text=True,
         env=env,
-        timeout=1800,
+        timeout=timeout_s,
     )
     marker = "@@GPUPERF-WARPSPEC@@"
     if proc.returncode != 0 or marker not in proc.stdout:
         raise RuntimeError("the compiler process failed: " + proc.stderr[-2000:])
-    rows = json.loads(proc.stdout.split(marker, 1)[1])
-    return {(j["case"], j["target"]): _tuples(row) for j, row in zip(jobs, rows, strict=True)}
+    return json.loads(proc.stdout.split(marker, 1)[1])
 
 
 def _tuples(value: object) -> object:
@@ -568,21 +574,7 @@ def _plain_target_facts(targets: tuple[str, ...]) -> dict[str, tuple]:  # pragma
         {**spec, "case": "matmul_tma_ws", "target": t, "cc": _CC[t], "plain": True}
         for t in targets
     ]
-    env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
-    env["GPUPERF_COMPILE_ONLY"] = "1"
-    env.setdefault("TRITON_DEFAULT_FP_FUSION", "1")
-    proc = subprocess.run(
-        [sys.executable, "-m", "gpuperf.warpspec", "--worker"],
-        input=json.dumps(jobs),
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=600,
-    )
-    marker = "@@GPUPERF-WARPSPEC@@"
-    if proc.returncode != 0 or marker not in proc.stdout:
-        raise RuntimeError("the compiler process failed: " + proc.stderr[-2000:])
-    rows = json.loads(proc.stdout.split(marker, 1)[1])
+    rows = _run_compiler_worker(jobs, timeout_s=600)
     return {t: _tuples(row) for t, row in zip(targets, rows, strict=True)}
 
 
