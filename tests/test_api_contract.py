@@ -1183,6 +1183,9 @@ GOOD_CALLS |= {
     "counting.L2Model": lambda: {"l2_bytes": 4096, "wave": 2, "dram_bytes_read": 512,
                                  "requested_bytes_read": 512, "unique_bytes_read": 512},
     "widgets.counting.counted": lambda: {"kernel": "vector add", "n": 32, "tile": 16},
+    "grading.efficiency.check_sector_efficiency": lambda: {
+        "name": "vector_add",
+        "launch": lambda: gpuperf.kernels.vector_add(_randn(64), _randn(64))},
     "grading.efficiency.check_traffic": lambda: {
         "name": "vector_add", "expected_bytes": 1024.0,
         "launch": lambda: gpuperf.kernels.vector_add(_randn(64), _randn(64))},

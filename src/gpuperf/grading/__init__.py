@@ -19,7 +19,8 @@ One module per concept; every public name is importable from here, as labs and h
 * :mod:`~gpuperf.grading.tensors` — :func:`check_tensor`, :func:`check_attention`,
   :func:`padded`, :func:`check_padding` (kernel outputs: where they are wrong, and why);
 * :mod:`~gpuperf.grading.efficiency` — :func:`check_traffic` (a correct but wasteful kernel:
-  the bytes it requests, counted in Triton's interpreter, against what the algorithm needs);
+  the bytes it requests, counted in Triton's interpreter, against what the algorithm needs) and
+  :func:`check_sector_efficiency` (the share of each touched 32-byte sector it uses);
 * :mod:`~gpuperf.grading.running` — :func:`call`, :func:`time_limit` (a student's function
   under a time limit, every failure a readable message);
 * :mod:`~gpuperf.grading.plugin` — :class:`CellTimeLimit`, the otter plugin that stops a cell
@@ -39,7 +40,7 @@ from __future__ import annotations
 
 from .answers import all_answered, answer, answered
 from .checks import check_choice, check_close, check_mapping, check_true
-from .efficiency import check_traffic
+from .efficiency import check_sector_efficiency, check_traffic
 from .feedback import CheckError, IntegrityError, safe_repr
 from .grader import (
     COLAB_NO_DEPS_PACKAGES,
@@ -80,6 +81,7 @@ __all__ = [
     "check_close",
     "check_mapping",
     "check_padding",
+    "check_sector_efficiency",
     "check_tensor",
     "check_traffic",
     "check_true",

@@ -1,24 +1,25 @@
 """Grade efficiency on a CPU: the bytes a student's kernel requests, counted in the interpreter.
 
 A correct kernel can still be wasteful — a tiled matmul that reloads its A panel, a
-FlashAttention kernel that re-reads Q on every key block. :func:`check_traffic` counts what
-the student's launch requests from global memory (:mod:`gpuperf.counting`) and fails with the
-excess and the load line that requested the most when it is above what the algorithm needs.
-It never times anything: the count is the same on every CPU, so the grade is.
+FlashAttention kernel that re-reads Q on every key block, a copy whose lanes stride through
+memory. :func:`check_traffic` counts what the student's launch requests from global memory
+(:mod:`gpuperf.counting`) and fails with the excess and the load line that requested the most
+when it is above what the algorithm needs; :func:`check_sector_efficiency` fails when a load or
+store uses too little of the 32-byte sectors it touches. Neither times anything: the count is
+the same on every CPU, so the grade is.
 
-Where nothing can be counted the check grades nothing: on a GPU (kernels are compiled, not
-interpreted) and where the launch ran in another process. The class grader
-(:mod:`gpuperf.classroom`) runs students' code in a sandbox, where this process sees no launch,
-so it does not run efficiency cases at all rather than let them pass silently: each row's notes
-say "efficiency not graded by the class grader (counted only in otter/notebook runs)" and the
-case's points are left out of the score and the maximum for every student
-(:mod:`gpuperf.classroom.tester`). Correctness is graded there as everywhere; efficiency only
-where the interpreter runs in the checking process (otter, Colab's CPU runtime, a laptop).
+Both fail when the launch they are given launches no Triton kernel at all (a "kernel" replaced
+by a torch expression is not graded as an efficient one). On a GPU, where kernels are compiled
+rather than interpreted, nothing can be counted and both only run the launch: grade efficiency
+on a CPU. The class grader (:mod:`gpuperf.classroom`) counts too, without trusting the
+student's process: it runs the kernel's checked source alone in a sandbox of its own
+(:mod:`gpuperf.classroom.recount`) and hands the counts to these checks.
 """
 
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -26,9 +27,10 @@ from .._validate import name_string, positive_float, show
 from .feedback import CheckError
 from .running import call
 
-__all__ = ["check_traffic"]
+__all__ = ["check_sector_efficiency", "check_traffic"]
 
 KINDS = ("read", "written", "total")
+SECTOR_KINDS = ("load", "store", "both")
 
 
 def check_traffic(
@@ -72,10 +74,7 @@ def check_traffic(
         return call(name, launch)
     from ..counting import counting
 
-    with counting() as launches:
-        result = call(name, launch)
-    if not launches:  # the launch ran in another process (a sandbox): not counted here
-        return result
+    result, launches = _counted(name, launch, counting)
     sites = [
         s
         for x in launches
@@ -110,6 +109,77 @@ def check_traffic(
 
 
 def _file(path: str) -> str:
+    cell = _CELL.fullmatch(path)
+    if cell:  # the class grader's copy of a notebook cell (gpuperf.classroom.recount)
+        return f" of code cell {cell.group(1)}"
     if path.endswith(".py") and "ipykernel" not in path:
         return f" of {os.path.basename(path)}"
     return ""
+
+
+_CELL = re.compile(r"<cell (\d+)>")
+_DONE = {"load": "loaded", "store": "stored"}
+
+
+def _counted(name: str, launch: Any, counting: Any) -> tuple[Any, list]:
+    """Run ``launch()`` counting its kernel launches; fail if it launched none."""
+    with counting() as launches:
+        result = call(name, launch)
+    if not launches:
+        raise CheckError(
+            f"`{name}` ran without launching a Triton kernel, so there was nothing to count: "
+            "efficiency is graded on the kernel's own loads and stores (write it with "
+            "@triton.jit and launch it as kernel[grid](...))"
+        )
+    return result, list(launches)
+
+
+def check_sector_efficiency(
+    name: str,
+    launch: Any,
+    minimum: float = 0.9,
+    *,
+    kind: str = "both",
+    what: str = "",
+) -> Any:
+    """Run ``launch()`` (the student's kernel launch) counting its accesses; fail if any load
+    (``kind="load"``), store (``"store"``) or either (``"both"``) uses less than ``minimum`` of
+    the bytes of the 32-byte sectors it touches. Returns what ``launch()`` returned.
+
+    The efficiency is counted per program-wide access (:mod:`gpuperf.counting`): a GPU splits
+    it warp by warp, which can only touch more sectors, so a kernel that fails here is at least
+    as wasteful on the hardware. ``what`` says what the coalesced kernel achieves, for the
+    message.
+    """
+    name = name_string("name", name)
+    minimum = positive_float("minimum", minimum, maximum=1.0)
+    if kind not in SECTOR_KINDS:
+        raise ValueError(f"kind={show(kind)} must be one of {', '.join(SECTOR_KINDS)}")
+    if not isinstance(what, str):
+        raise TypeError(f"what={show(what)} must be a string")
+    from ..runtime import interpreting
+
+    if not interpreting():  # compiled for a GPU: nothing to count here
+        return call(name, launch)
+    from ..counting import counting
+
+    result, launches = _counted(name, launch, counting)
+    kinds = ("load", "store") if kind == "both" else (kind,)
+    sites = [s for x in launches for s in x.sites if s.kind in kinds and s.bytes]
+    worst = sorted(sites, key=lambda s: s.sector_efficiency)
+    poor = [s for s in worst if s.sector_efficiency < minimum]
+    if not poor:
+        return result
+    listed = "; ".join(
+        f"line {s.line}{_file(s.file)} `{s.code}`: {s.bytes:,} bytes {_DONE[s.kind]} in "
+        f"{s.sectors:,} sectors of 32 bytes ({s.sector_bytes:,} bytes), "
+        f"{s.sector_efficiency:.0%} used"
+        for s in poor
+    )
+    because = f" ({what})" if what else ""
+    raise CheckError(
+        f"`{name}` is correct but wastes the sectors it touches: {listed} — below the "
+        f"{minimum:.0%} required{because}. Give consecutive lanes (the elements of one "
+        "tl.arange) consecutive addresses: offsets = start + tl.arange(0, BLOCK). (Counted per "
+        "program in Triton's interpreter on the CPU: bytes requested, not a time.)"
+    )

@@ -34,6 +34,7 @@ _CHECKS = (
     "check_close",
     "check_mapping",
     "check_padding",
+    "check_sector_efficiency",
     "check_tensor",
     "check_traffic",
     "check_true",
