@@ -53,3 +53,16 @@ def test_static_twin_has_every_combination():
         "unique bytes (perfect cache)",
     }
     assert "not DRAM traffic" in s.note(kernel="vector add", n=32, tile=16, chip_name="T4")
+
+
+def test_static_roof_is_the_live_views():
+    # the static roof (vega._roofline_layer) is built from the chip, not read from the view:
+    # it must be the corners the live panel draws, so the two figures cannot drift apart
+    s = w.counting_static()
+    view = w._CountingView()
+    for chip_name in ("T4", "A100-80GB", "H100-SXM"):
+        view.update("vector add", 32, 16, chip_name)
+        xs, ys = view.roof.get_data()
+        drawn = [(float(x), float(y)) for x, y in zip(xs, ys, strict=True)]
+        assert [(r["x"], r["y"]) for r in s.rows("roof", chip_name=chip_name)] == drawn
+        assert max(ys) == chip(chip_name).peak_flops(w.PRECISION)

@@ -529,6 +529,77 @@ class StaticExplorer:
         return f"<StaticExplorer: {sizes}; {self._row_count()} rows>"
 
 
+def _roofline_layer(
+    explorer: StaticExplorer,
+    roof: Callable[[str], tuple[Any, str]],
+    points: Callable[..., Sequence[Mapping[str, Any]]],
+    *,
+    kinds: Mapping[str, tuple[str, str]],
+    intensity_range: tuple[float, float],
+    flops_range: tuple[float, float],
+) -> Any:
+    """A log-log roofline with marked points, as the top layer of a static explorer that has a
+    ``chip_name`` control; the caller sets its height and title.
+
+    The roof is that of ``roof(chip_name)``, a ``(Chip, precision)`` pair, stored once per chip
+    as the three corners the live :class:`gpuperf.plots._RooflinePanel` draws. The points are
+    ``points(**values)``'s rows (``kind``, ``x`` in FLOP/byte, ``y`` in FLOP/s), one shape and
+    colour per kind (``kinds``: kind → ``(shape, colour)``). The x axis labels only the
+    decades inside ``intensity_range``, so no labels crowd on a phone.
+
+    Chapter 3.6's tiling and counting figures drew this same chart; one builder keeps their
+    scales, axes and tooltips alike.
+    """
+    import numpy as np
+
+    from .roofline import attainable_flops, ridge_point
+
+    alt = _altair()
+    low, high = intensity_range
+
+    def roof_rows(chip_name: str) -> list[dict[str, Any]]:
+        the_chip, precision = roof(chip_name)
+        ridge = ridge_point(the_chip, precision)
+        corners = np.array([low, min(max(ridge, low), high), high])
+        ys = attainable_flops(corners, the_chip, precision)
+        return [{"x": float(x), "y": float(y)} for x, y in zip(corners, ys, strict=True)]
+
+    decades = range(math.ceil(math.log10(low)), math.floor(math.log10(high)) + 1)
+    x = alt.X(
+        "x:Q",
+        title="arithmetic intensity (FLOP/byte)",
+        scale=alt.Scale(type="log", domain=list(intensity_range)),
+        axis=alt.Axis(values=[10**k if k >= 0 else 10.0**k for k in decades], format="~g"),
+    )
+    y = alt.Y(
+        "y:Q",
+        title="attainable FLOP/s",
+        axis=alt.Axis(format="~s"),
+        scale=alt.Scale(type="log", domain=list(flops_range)),
+    )
+    legend = alt.Legend(orient="bottom-right")
+    names = list(kinds)
+    shapes, colours = (list(column) for column in zip(*kinds.values(), strict=True))
+    return alt.layer(
+        explorer.table("roof", roof_rows, over=("chip_name",))
+        .mark_line(color="black", strokeWidth=2.2, clip=True)
+        .encode(x=x, y=y),
+        explorer.table("points", points)
+        .mark_point(size=120, strokeWidth=2.5, filled=True, opacity=1, clip=True)
+        .encode(
+            x=x,
+            y=y,
+            shape=alt.Shape(
+                "kind:N", title=None, legend=legend, scale=alt.Scale(domain=names, range=shapes)
+            ),
+            color=alt.Color(
+                "kind:N", title=None, legend=legend, scale=alt.Scale(domain=names, range=colours)
+            ),
+            tooltip=["kind:N", alt.Tooltip("x:Q", title="FLOP/B", format=".3g")],
+        ),
+    )
+
+
 def _legible(spec: dict[str, Any]) -> dict[str, Any]:
     """``spec`` with no text smaller than :data:`MIN_FONT_PX`: axis, legend and title defaults
     raised in its config, and every explicit font size below the minimum raised to it; tick

@@ -27,7 +27,7 @@ from ..roofline import attainable_flops
 from ..runtime import require
 from ..scrub import control
 from ..units import format_bytes, format_flops
-from ..vega import StaticExplorer, book_altair, book_figure
+from ..vega import StaticExplorer, _roofline_layer, book_altair, book_figure
 from .live import Explorer, _chip_value, _control_widget, _new_figure
 from .tricks import CHIPS
 
@@ -200,11 +200,11 @@ def counting_static(
     colab: str = "",
 ) -> StaticExplorer:
     """Static twin of :func:`counting_explorer` for the online book: every kernel
-    (:data:`KERNELS`), size (:data:`SIZES`), tile (:data:`TILES`) and chip (:data:`CHIPS`), the
-    roof and both points read from a :class:`_CountingView` after its ``update`` (the counts
-    come from the interpreter when the book's notebook is executed). The arguments are the
-    initial values."""
-    alt = book_altair()
+    (:data:`KERNELS`), size (:data:`SIZES`), tile (:data:`TILES`) and chip (:data:`CHIPS`),
+    both points read from a :class:`_CountingView` after its ``update`` (the counts come from
+    the interpreter when the book's notebook is executed) under the chip's fp32 roof, drawn as
+    the live view's. The arguments are the initial values."""
+    book_altair()  # without Altair 5: an UnavailableFigure (book_figure), before any counting
     view = _CountingView(dpi=72)
     explorer = StaticExplorer(
         [
@@ -224,11 +224,6 @@ def counting_static(
         dropdowns=("kernel", "chip_name"),
     )
 
-    def roof(chip_name: str) -> list[dict[str, Any]]:
-        view.update(KERNELS[0], SIZES[0], TILES[0], chip_name)
-        xs, ys = view.roof.get_data()
-        return [{"x": float(x), "y": float(y)} for x, y in zip(xs, ys, strict=True)]
-
     def points(**values: Any) -> list[dict[str, Any]]:
         view.update(**values)
         rows = []
@@ -240,42 +235,16 @@ def counting_static(
             rows.append({"kind": kind, "x": float(x), "y": float(y)})
         return rows
 
-    kinds = ("requested bytes (no reuse)", "unique bytes (perfect cache)")
-    x = alt.X(
-        "x:Q",
-        title="arithmetic intensity (FLOP/byte)",
-        scale=alt.Scale(type="log", domain=list(_INTENSITY)),
-        axis=alt.Axis(values=[0.01, 0.1, 1, 10, 100, 1000], format="~g"),
-    )
-    y = alt.Y(
-        "y:Q",
-        title="attainable FLOP/s",
-        axis=alt.Axis(format="~s"),
-        scale=alt.Scale(type="log", domain=list(_FLOPS)),
-    )
-    chart = alt.layer(
-        explorer.table("roof", roof, over=("chip_name",))
-        .mark_line(color="black", strokeWidth=2.2, clip=True)
-        .encode(x=x, y=y),
-        explorer.table("points", points)
-        .mark_point(size=110, strokeWidth=2, filled=True, opacity=1, clip=True)
-        .encode(
-            x=x,
-            y=y,
-            shape=alt.Shape(
-                "kind:N",
-                title=None,
-                legend=alt.Legend(orient="bottom-right"),
-                scale=alt.Scale(domain=list(kinds), range=["circle", "diamond"]),
-            ),
-            color=alt.Color(
-                "kind:N",
-                title=None,
-                legend=alt.Legend(orient="bottom-right"),
-                scale=alt.Scale(domain=list(kinds), range=["#d62728", "#2ca02c"]),
-            ),
-            tooltip=["kind:N", alt.Tooltip("x:Q", title="FLOP/B", format=".3g")],
-        ),
+    chart = _roofline_layer(
+        explorer,
+        lambda chip_name: (chip(chip_name), PRECISION),
+        points,
+        kinds={
+            "requested bytes (no reuse)": ("circle", "#d62728"),
+            "unique bytes (perfect cache)": ("diamond", "#2ca02c"),
+        },
+        intensity_range=_INTENSITY,
+        flops_range=_FLOPS,
     ).properties(height=260, title="a counted launch on the roofline (fp32)")
     explorer.chart(
         chart.configure_axis(labelFontSize=11, titleFontSize=12)

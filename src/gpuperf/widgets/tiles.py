@@ -34,7 +34,7 @@ from ..roofline import attainable_flops
 from ..runtime import require
 from ..scrub import control
 from ..units import format_flops
-from ..vega import StaticExplorer, book_altair, book_figure
+from ..vega import StaticExplorer, _roofline_layer, book_altair, book_figure
 from . import tile_reports
 from .live import Explorer, _chip_value, _control_widget, _new_figure
 from .tricks import CHIPS
@@ -189,9 +189,10 @@ def tiling_static(
     """Static twin of :func:`tiling_explorer` for the online book (a
     :class:`gpuperf.vega.StaticExplorer`): BLOCK_M × BLOCK_N × BLOCK_K × chip, every value the
     live sliders offer (:data:`tile_reports.BLOCKS_MN`, :data:`tile_reports.BLOCKS_K`,
-    :data:`CHIPS`; 144 tiles and chips). Every plotted number is read from a :class:`_TilingView`
-    after its ``update`` — the roof, the tiled point, the naive cross, the gauge's width — and
-    the line under the figure is the live status line. The arguments are the initial values."""
+    :data:`CHIPS`; 144 tiles and chips). The tiled point, the naive cross and the gauge's width
+    are read from a :class:`_TilingView` after its ``update``, the roof (of the compiled
+    ``tl.dot``'s unit) is drawn as the live view's, and the line under the figure is the live
+    status line. The arguments are the initial values."""
     from matplotlib.colors import to_hex
 
     alt = book_altair()
@@ -215,12 +216,6 @@ def tiling_static(
         note=lambda **values: view.update(**values),
         colab=colab,
     )
-    first = {"block_m": block_m, "block_n": block_n, "block_k": block_k}
-
-    def roof(chip_name: str) -> list[dict[str, Any]]:
-        view.update(**first, chip_name=chip_name)
-        xs, ys = view.roof.get_data()
-        return [{"x": float(x), "y": float(y)} for x, y in zip(xs, ys, strict=True)]
 
     def points(**values: Any) -> list[dict[str, Any]]:
         view.update(**values)
@@ -246,42 +241,21 @@ def tiling_static(
             ),
         }
 
-    kinds = ("tiled (BM, BN, BK)", "untiled (naive)")
-    x = alt.X(
-        "x:Q",
-        title="arithmetic intensity (FLOP/byte)",
-        scale=alt.Scale(type="log", domain=list(_INTENSITY)),
-        axis=alt.Axis(values=[1, 10, 100, 1000], format="~g"),  # no crowding on a phone
-    )
-    y = alt.Y(
-        "y:Q",
-        title="attainable FLOP/s",
-        axis=alt.Axis(format="~s"),
-        scale=alt.Scale(type="log", domain=list(_FLOPS)),
-    )
-    top = alt.layer(
-        explorer.table("roof", roof, over=("chip_name",))
-        .mark_line(color="black", strokeWidth=2.2, clip=True)
-        .encode(x=x, y=y),
-        explorer.table("points", points)
-        .mark_point(size=120, strokeWidth=2.5, filled=True, opacity=1)
-        .encode(
-            x=x,
-            y=y,
-            shape=alt.Shape(
-                "kind:N",
-                title=None,
-                legend=alt.Legend(orient="bottom-right"),
-                scale=alt.Scale(domain=list(kinds), range=["circle", "cross"]),
-            ),
-            color=alt.Color(
-                "kind:N",
-                title=None,
-                legend=alt.Legend(orient="bottom-right"),
-                scale=alt.Scale(domain=list(kinds), range=["#d62728", "#4d4d4d"]),
-            ),
-            tooltip=["kind:N", alt.Tooltip("x:Q", title="FLOP/B", format=".3g")],
-        ),
+    def roof(chip_name: str) -> tuple[Any, str]:
+        # the roof of the unit the compiled tl.dot runs on, as the live view draws it
+        the_chip = chip(chip_name)
+        return the_chip, tiling.dot_roof_precision(the_chip, PRECISION)
+
+    top = _roofline_layer(
+        explorer,
+        roof,
+        points,
+        kinds={
+            "tiled (BM, BN, BK)": ("circle", "#d62728"),
+            "untiled (naive)": ("cross", "#4d4d4d"),
+        },
+        intensity_range=_INTENSITY,
+        flops_range=_FLOPS,
     ).properties(height=240, title=f"{MATMUL_SIZE}³ {PRECISION} matmul on the roofline")
     gauge_chart = explorer.table("gauge", gauge)
     fraction = alt.X(
