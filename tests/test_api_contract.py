@@ -1030,6 +1030,12 @@ import os  # noqa: E402
 _NOWHERE = {"memory": "/nonexistent/gpuperf-memory", "pids": "/nonexistent/gpuperf-pids"}
 
 
+#: A notebook of one cell holding a small Triton kernel ``k`` (classroom.kernel_source).
+_KERNEL_CELLS = [
+    "@triton.jit\ndef k(x_ptr, N: tl.constexpr):\n    tl.store(x_ptr + tl.arange(0, N), 1.0)\n"
+]
+
+
 def _notebook_handle() -> Any:
     """A sandboxed notebook's handle, not started (nothing runs until it is asked something)."""
     from gpuperf.classroom.sandbox import Limits
@@ -1086,8 +1092,17 @@ GOOD_CALLS |= {
     "classroom.tester.reference_namespace": lambda: {"template": _notebook_file()},
     "classroom.tester.run_case": lambda: {"name": "q1", "code": ">>> 1 + 1\n2\n", "globs": {}},
     "classroom.tester.Case": lambda: {"code": ">>> 1\n1\n", "hidden": False, "points": 1.0},
-    "classroom.tester.efficiency_note": lambda: {"questions": {"q1": [
-        gpuperf.classroom.tester.Case(">>> run_hidden('q1_traffic', globals())\n", True, 1.0)]}},
+    "classroom.kernel_source.kernel_names": lambda: {"cells": _KERNEL_CELLS},
+    "classroom.kernel_source.kernel_source": lambda: {"cells": _KERNEL_CELLS, "kernel": "k"},
+    "classroom.kernel_source.KernelSource": lambda: {
+        "kernel": "k", "functions": (("k", 0, 1),), "cells": ((0, _KERNEL_CELLS[0]),),
+        "modules": (("tl", "triton.language"),), "constants": (("N", 4),)},
+    "classroom.kernel_source.KernelSource.from_data": lambda: {
+        "data": gpuperf.classroom.kernel_source.kernel_source(_KERNEL_CELLS, "k").as_data()},
+    "classroom.recount.CountingSandbox": lambda: {"start": lambda: None},
+    "classroom.recount.CountedKernel": lambda: {
+        "name": "k", "source": gpuperf.classroom.kernel_source.kernel_source(_KERNEL_CELLS, "k"),
+        "sandbox": gpuperf.classroom.recount.CountingSandbox(lambda: None)},
     "classroom.tester.AnswerNamespace": lambda: {"references": {},
                                                  "notebook": _notebook_handle()},
     "classroom.tester.Grader": lambda: {
@@ -1173,6 +1188,8 @@ GOOD_CALLS |= {
     "counting.measure_if_gpu": lambda: {"fn": lambda: None},
     "counting.roofline_place": lambda: {"counted": _counted_launch(), "chip": "H100"},
     "counting.total": lambda: {"launches": [_counted_launch()]},
+    "counting.received": lambda: {"launch": _counted_launch()},
+    "counting.LaunchCount.from_data": lambda: {"data": _counted_launch().as_data()},
     "counting.Counted": lambda: {"result": None, "launches": (_counted_launch(),)},
     "counting.LaunchCount": _fields(_counted_launch),
     "counting.SiteCount": _fields(lambda: _counted_launch().sites[0]),
@@ -1198,6 +1215,10 @@ PASSTHROUGH |= {"classroom.wire.encode", "classroom.wire.decode", "classroom.run
                 "CanaryAnswer.fingerprint"}  # fmt: skip
 NOT_CALLED |= {
     "classroom.box.Box.join": "moves this very process into the box's cgroups",
+    "classroom.recount.launch": "positional-only (spec, grid, then the kernel's own arguments); "
+    "its checks are tested in test_classroom_efficiency",
+    "classroom.recount.CountingSandbox.start": "starts a sandbox (a Notebook)",
+    "classroom.recount.CountingSandbox.launch": "talks to a started counting sandbox",
     "classroom.runner.Runner.serve": "reads requests until its pipe closes",
     "classroom.runner.Runner.decode": "resolves handles of a running sandbox",
     "classroom.sandbox.Limits.apply": "sets this process's rlimits (memory, CPU time)",

@@ -160,7 +160,10 @@ class SiteCount:
 
     @property
     def where(self) -> str:
-        """``vector_add.py:45``; ``cell line 9`` for a kernel defined in a notebook cell."""
+        """``vector_add.py:45``; ``cell line 9`` for a kernel defined in a notebook cell
+        (``cell 4 line 9`` where the class grader recounted it: ``<cell 4>``)."""
+        if self.file.startswith("<cell ") and self.file.endswith(">"):
+            return f"{self.file[1:-1]} line {self.line}"
         if "ipykernel" in self.file or not self.file.endswith(".py"):
             return f"cell line {self.line}"
         return f"{os.path.basename(self.file)}:{self.line}"
@@ -267,6 +270,33 @@ class LaunchCount:
         what = "unique" if unique else "requested"
         return OpCost(f[flops], r, w, f"{self.kernel} ({what} bytes, counted)")
 
+    def as_data(self) -> dict[str, Any]:
+        """The launch as plain data (numbers, strings, lists): what crosses a process boundary
+        (:meth:`from_data` rebuilds it, checking every field)."""
+        fields = {f: getattr(self, f) for f in self.__dataclass_fields__ if f != "sites"}
+        fields["grid"] = list(self.grid)
+        sites = [[getattr(x, f) for f in SiteCount.__dataclass_fields__] for x in self.sites]
+        return {**fields, "sites": sites}
+
+    @classmethod
+    def from_data(cls, data: Any) -> LaunchCount:
+        """Rebuild a launch from :meth:`as_data`'s plain data; ``TypeError``/``ValueError``
+        naming the field for anything else (it may come from an untrusted process)."""
+        names = [f for f in cls.__dataclass_fields__]
+        if not isinstance(data, dict) or sorted(data) != sorted(names):
+            raise TypeError(f"data={show(data)} must be a dict with exactly the fields {names}")
+        sites = data["sites"]
+        width = len(SiteCount.__dataclass_fields__)
+        if not isinstance(sites, list | tuple) or not all(
+            isinstance(x, list | tuple) and len(x) == width for x in sites
+        ):
+            raise TypeError(f"sites={show(sites)} must be a list of {width}-field rows")
+        grid = data["grid"]
+        if not isinstance(grid, list | tuple):
+            raise TypeError(f"grid={show(grid)} must be a list of three program counts")
+        fields = {k: v for k, v in data.items() if k not in ("sites", "grid")}
+        return cls(grid=tuple(grid), sites=tuple(SiteCount(*x) for x in sites), **fields)
+
     def site(self, line: int, kind: str | None = None) -> SiteCount:
         """The site at source ``line`` (and ``kind``); ``KeyError`` listing the sites if none."""
         found = [s for s in self.sites if s.line == line and (kind is None or s.kind == kind)]
@@ -364,6 +394,7 @@ class _Launch:
         self.sites: dict[tuple, _Site] = {}
         self.dot_flops = self.dots = self.ew = self.special = 0
         self.trace: dict[int, list] | None = None
+        self.strict = False
 
     def buffer_bytes(self, tensor: str) -> int | None:
         for start, end, name in self.buffers:
@@ -398,6 +429,8 @@ def _record(kind: str, ptrs, mask) -> None:
         addr = addr[m]
     ety = ptrs.get_element_ty()
     esize = max(1, ety.primitive_bitwidth // 8)
+    if launch.strict:
+        _check_bounds(launch, kind, addr, esize)
     tensor, base = "?", 0
     if addr.size and launch.buffers:
         i = int(np.searchsorted(launch.starts, addr.min(), side="right")) - 1
@@ -422,6 +455,32 @@ def _record(kind: str, ptrs, mask) -> None:
             idx = _program(launch)
             lines = np.unique(sec // (LINE_BYTES // SECTOR_BYTES))
             launch.trace.setdefault(idx, []).append((tensor, kind != "store", lines))
+
+
+class OutOfBoundsError(IndexError):
+    """A kernel counted with ``counting(strict=True)`` touched memory outside its tensors."""
+
+
+def _check_bounds(launch: _Launch, kind: str, addr: np.ndarray, esize: int) -> None:
+    """Refuse, before it happens, an access that reaches outside every tensor argument's storage
+    (strict counting: the class grader runs a student's kernel this way, so that the kernel
+    cannot read or write anything of the process but its own arguments)."""
+    if not addr.size:
+        return
+    ends = np.array([b[1] for b in launch.buffers], dtype=np.uint64)
+    i = np.searchsorted(launch.starts, addr, side="right").astype(np.int64) - 1
+    inside = i >= 0
+    inside[inside] = addr[inside] + np.uint64(esize) <= ends[i[inside]]
+    if inside.all():
+        return
+    file, line = _caller()
+    bad = int(np.count_nonzero(~inside))
+    where = f"line {line}" + (f" of {file[1:-1]}" if file.startswith("<cell ") else "")
+    raise OutOfBoundsError(
+        f"{where}: a {kind} touches {bad} element(s) outside every tensor passed to the kernel "
+        f"(a mask that lets a lane past the end, or an offset computed wrongly); in strict "
+        f"counting nothing outside the kernel's arguments may be read or written"
+    )
 
 
 def _program(launch: _Launch) -> int:
@@ -619,21 +678,40 @@ def _check_interpreter():
 _LOCK = threading.Lock()
 
 
-def counting(*, trace: bool = False) -> contextlib.AbstractContextManager[list[LaunchCount]]:
+def counting(
+    *, trace: bool = False, strict: bool = False
+) -> contextlib.AbstractContextManager[list[LaunchCount]]:
     """Count every interpreted kernel launch inside the ``with`` block.
 
     Yields a list that fills with one :class:`LaunchCount` per launch, in launch order. Kernel
     results are unchanged: the hooks only observe the interpreter's operations. Raises
     ``RuntimeError`` where kernels are compiled for a GPU instead of interpreted.
     ``trace=True`` also keeps, per program, the 128-byte lines each access touched, which
-    :func:`l2_model` replays (more memory; keep the launch small).
+    :func:`l2_model` replays (more memory; keep the launch small). ``strict=True`` checks every
+    access before it happens and raises :class:`OutOfBoundsError` for one outside the storage of
+    every tensor argument (the class grader counts students' kernels this way).
     """
-    return _counting(flag("trace", trace))
+    return _counting(flag("trace", trace), flag("strict", strict))
+
+
+def received(launch: LaunchCount) -> bool:
+    """Add a launch counted in another process (the class grader's counting sandbox,
+    :mod:`gpuperf.classroom.recount`) to the ``counting()`` block open here, if one is; say
+    whether it was added (a launch outside any block is not counted, as here)."""
+    if not isinstance(launch, LaunchCount):
+        raise TypeError(f"launch={show(launch)} must be a LaunchCount")
+    if _OPEN is None:
+        return False
+    _OPEN.append(launch)
+    return True
+
+
+_OPEN: list[LaunchCount] | None = None
 
 
 @contextlib.contextmanager
-def _counting(trace: bool) -> Iterator[list[LaunchCount]]:
-    global _TRITON_DIR
+def _counting(trace: bool, strict: bool) -> Iterator[list[LaunchCount]]:
+    global _TRITON_DIR, _OPEN
     interp = _check_interpreter()
     import triton
 
@@ -670,6 +748,7 @@ def _counting(trace: bool) -> Iterator[list[LaunchCount]]:
         launch.grid_dims = (1, 1, 1)
         if trace:
             launch.trace = {}
+        launch.strict = strict
         _STATE.launch = launch
         b.set_grid_dim = set_grid_dim
         try:
@@ -690,8 +769,10 @@ def _counting(trace: bool) -> Iterator[list[LaunchCount]]:
             setattr(b, name, fn)
         ge._init_args_hst = init_args_hst
         ge.__call__ = call
+        _OPEN = launches
         yield launches
     finally:
+        _OPEN = None
         ge._init_args_hst = orig_init
         ge.__call__ = orig_call
         for name, old in saved.items():
@@ -974,12 +1055,14 @@ __all__ = [
     "Counted",
     "L2Model",
     "LaunchCount",
+    "OutOfBoundsError",
     "RooflinePlacement",
     "SiteCount",
     "count",
     "counting",
     "l2_model",
     "measure_if_gpu",
+    "received",
     "roofline_place",
     "total",
 ]

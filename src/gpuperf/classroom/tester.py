@@ -36,14 +36,15 @@ persist into the next). It
 Points follow otter's rules for OK-format tests: a question's points are split equally between
 its test cases unless a case states its own points.
 
-Efficiency cases (``run_hidden("q1_traffic", ...)``: :func:`gpuperf.grading.check_traffic`) are
-not run here. They count the bytes the student's launch requests in Triton's interpreter, and
-here the launch runs in the sandbox, out of this process's sight: the check would pass without
-grading anything. Counting inside the sandbox and sending the numbers back would make a grade
-depend on what the student's own process reports, which nothing here trusts (see
-:mod:`.canary`). So every student's row says so in its notes (:data:`EFFICIENCY_NOTE`) and the
-case's points are left out of the score *and* the maximum for every student alike: nobody gains
-or loses by it. Otter and the notebook, where the kernel runs in the checking process, grade it.
+Efficiency cases (``run_hidden("q1_traffic", ...)``: :func:`gpuperf.grading.check_traffic`,
+:func:`~gpuperf.grading.check_sector_efficiency`) count the bytes the student's kernel requests
+in Triton's interpreter. Counted in the submission's sandbox, those numbers would come from a
+process the student's code controls; so they are counted in a second sandbox of the submission's
+own (:mod:`.recount`), started before any of its cells run, where only the kernel's source runs,
+once it has been checked to be Triton and nothing else (:mod:`.kernel_source`). In those cases
+a kernel the submission defines with ``@triton.jit`` is that checked source
+(:class:`~gpuperf.classroom.recount.CountedKernel`); every other name comes from the notebook as
+usual. A kernel whose source is refused fails the case with the reason.
 """
 
 from __future__ import annotations
@@ -77,6 +78,8 @@ from .._validate import (
 )
 from . import canary, sandbox
 from .box import Box
+from .kernel_source import KernelSource, KernelSourceError, kernel_names, kernel_source
+from .recount import CountedKernel, CountingSandbox
 from .student import CHECK_CELL, Notebook
 from .submissions import SubmissionError, code_digest, read_submission
 from .text import printable, quoted
@@ -102,40 +105,14 @@ class Case:
 
     @property
     def efficiency(self) -> str:
-        """The hidden efficiency case this runs (``"q1_traffic"``), or ``""``: not graded here."""
+        """The hidden efficiency case this runs (``"q1_traffic"``), or ``""``: its kernels are
+        counted in a sandbox of their own (:mod:`.recount`)."""
         found = EFFICIENCY_CASE.search(self.code)
         return found.group(1) if found else ""
 
 
 #: A hidden case that grades efficiency by counting (``run_hidden("q1_traffic", globals())``).
 EFFICIENCY_CASE = re.compile(r"""run_hidden\(\s*['"](\w+_traffic)['"]""")
-#: What every row of a lab with efficiency cases says (the module docstring says why).
-EFFICIENCY_NOTE = "efficiency not graded by the class grader (counted only in otter/notebook runs)"
-
-
-def efficiency_note(questions: dict[str, list[Case]]) -> str:
-    """The note for a lab's rows: which efficiency cases were left out, and their points ("" if
-    the lab has none)."""
-    if not isinstance(questions, dict) or not all(
-        isinstance(q, str) and isinstance(cases, list) and all(isinstance(c, Case) for c in cases)
-        for q, cases in questions.items()
-    ):
-        raise TypeError(
-            f"questions={show(questions)} must map question names to lists of Case, as "
-            "load_tests() gives"
-        )
-    left_out = [
-        f"{case.efficiency} ({case.points:g} of {question}'s points)"
-        for question, cases in questions.items()
-        for case in cases
-        if case.efficiency
-    ]
-    if not left_out:
-        return ""
-    return (
-        f"{EFFICIENCY_NOTE}: {', '.join(left_out)} left out of the score and of the maximum, "
-        "for every student alike"
-    )
 
 
 def _natural(path: Path) -> tuple[int, str]:
@@ -176,12 +153,15 @@ class AnswerNamespace(dict):
 
     Names the references define are looked up here; any other name (``add_intensity``,
     ``roof``) is fetched from the sandboxed notebook the first time a test reads it, as data or
-    as a proxy for a function (:class:`~gpuperf.classroom.student.Remote`). Built-in names are
+    as a proxy for a function (:class:`~gpuperf.classroom.student.Remote`) — unless
+    ``kernels(name)`` (an efficiency case's) gives a counted kernel for it. Built-in names are
     never fetched. ``globals()`` inside a test is this object, so hidden tests that take answers
     with ``env[name]``, ``name in env`` or ``env.get(name)`` get them the same way.
     """
 
-    def __init__(self, references: dict[str, Any], notebook: Notebook) -> None:
+    def __init__(
+        self, references: dict[str, Any], notebook: Notebook, kernels: Any = None
+    ) -> None:
         if not isinstance(references, dict) or not all(isinstance(k, str) for k in references):
             raise TypeError(
                 f"references={show(references)} must be a dict of names (strings) to values, "
@@ -189,8 +169,11 @@ class AnswerNamespace(dict):
             )
         if not isinstance(notebook, Notebook):
             raise TypeError(f"notebook={show(notebook)} must be a running Notebook")
+        if kernels is not None and not callable(kernels):
+            raise TypeError(f"kernels={show(kernels)} must map a name to a counted kernel or None")
         super().__init__(references)
         self._notebook = notebook
+        self._kernels = kernels
         self._missing: set[str] = set()
 
     def __missing__(self, name: str) -> Any:
@@ -201,6 +184,10 @@ class AnswerNamespace(dict):
             or name in self._missing
         ):
             raise KeyError(name)
+        counted = self._kernels(name) if self._kernels is not None else None
+        if counted is not None:
+            self[name] = counted
+            return counted
         try:
             value = self._notebook.get(name)
         except NameError:
@@ -376,6 +363,8 @@ class Grader:
         self.kind = kind or sandbox.mechanism()
         self.box, self.scratch = box, scratch
         self.questions = load_tests(lab_dir / "autograder" / "tests")
+        self.cells: list[str] = []
+        self.counter: CountingSandbox | None = None
         self.log_lines: list[str] = []
         self.output = ""
         self.result: dict[str, Any] = {
@@ -391,7 +380,7 @@ class Grader:
             "questions": {
                 q: {
                     "score": 0.0,
-                    "max_score": sum(c.points for c in cases if not c.efficiency),
+                    "max_score": sum(c.points for c in cases),
                     "cases": [None] * len(cases),
                 }
                 for q, cases in self.questions.items()
@@ -455,15 +444,14 @@ class Grader:
         self.log(f"answers taken from the notebook: {sorted(answers)}")
         # hidden tests load ``hidden_tests.py`` from the working directory: the instructor's copy
         os.chdir(self.lab_dir / "autograder")
-        notebook = Notebook(
-            None if self.kind == "bwrap" else self.scratch,
-            self.limits,
-            deadline=self.deadline,
-            cell_limit_s=self.cell_timeout_s,
-            kind=self.kind,
-            log=self.log,
-            box=self.box,
-        )
+        notebook = self._notebook(self.scratch, self.log)
+        self.cells = cells
+        if any(case.efficiency for cases in self.questions.values() for case in cases):
+            # its own scratch folder (fallback): nothing the student's notebook wrote is in it
+            home = None if self.scratch is None else self.scratch.parent / "counting-home"
+            self.counter = CountingSandbox(
+                lambda: self._notebook(home, lambda m: self.log(f"counting sandbox: {m}"))
+            )
         try:
             self._grade(notebook, cells, references)
         except Exception as error:  # keep what was graded; say what went wrong
@@ -473,9 +461,22 @@ class Grader:
             )
         finally:
             notebook.stop()
+            if self.counter is not None:
+                self.counter.stop()
             # from the sandbox's pipe, never from a file; control characters escaped
             self.output = _readable_output(notebook.output.text())
             self.save()
+
+    def _notebook(self, scratch: Path | None, log: Any) -> Notebook:
+        return Notebook(
+            None if self.kind == "bwrap" else scratch,
+            self.limits,
+            deadline=self.deadline,
+            cell_limit_s=self.cell_timeout_s,
+            kind=self.kind,
+            log=log,
+            box=self.box,
+        )
 
     def _grade(self, notebook: Notebook, cells: list[str], references: dict[str, Any]) -> None:
         # the notebook gets at most 70 % of the time; the tests need the rest
@@ -492,10 +493,12 @@ class Grader:
         # (only in the fallback, where the sources are a private, writable copy: under bwrap
         # they are mounted read-only, and the instructor may edit the originals meanwhile)
         sources = {k: v for k, v in baseline.items() if str(k).endswith(" sha256")}
+        if self.counter is not None:  # before any of the student's cells runs anywhere
+            self.counter.start(budget_end)
+            if self.counter.failure:
+                self.log(self.counter.failure)
         notes = notebook.run_cells(cells, budget_end)
         self.result["notes"] += notes
-        if efficiency_note(self.questions):  # never run here: see the module docstring
-            self.result["notes"].append(efficiency_note(self.questions))
         self.result.update(status="GRADED", reason="")
         self.save()
         # every public case before any hidden one: a public test's message (handed back) can
@@ -505,15 +508,6 @@ class Grader:
                 entry = self.result["questions"][question]
                 for index, case in enumerate(cases):
                     if case.hidden != hidden:
-                        continue
-                    if case.efficiency:  # not graded here, for anyone: neither passed nor failed
-                        entry["cases"][index] = {
-                            "hidden": case.hidden,
-                            "points": 0.0,
-                            "passed": None,
-                            "graded": False,
-                            "output": "",
-                        }
                         continue
                     passed, report = self._run_case(
                         notebook, references, f"{question} {index}", case
@@ -577,11 +571,25 @@ class Grader:
     def _run_case(
         self, notebook: Notebook, references: dict[str, Any], name: str, case: Case
     ) -> tuple[bool, str]:
-        globs = AnswerNamespace(references, notebook)
+        kernels = self._counted_kernel if case.efficiency else None
+        globs = AnswerNamespace(references, notebook, kernels)
         try:
             return run_case(name, case.code, globs)
         except BaseException as error:  # a test must never take the grader down
             return False, f"the test stopped: {type(error).__name__}: {error}"
+
+    def _counted_kernel(self, name: str) -> CountedKernel | None:
+        """An efficiency case's ``name``: the submission's ``@triton.jit`` kernel of that name,
+        counted from its checked source (or failing with why it cannot be); None for any other
+        name (the notebook's own value)."""
+        if self.counter is None or name not in kernel_names(self.cells):
+            return None
+        try:
+            source: KernelSource | KernelSourceError = kernel_source(self.cells, name)
+        except KernelSourceError as error:
+            self.log(f"{name} is not counted: {error}")
+            source = error
+        return CountedKernel(name, source, self.counter)
 
     def feedback(self) -> str:
         """What the student may see: scores, public cases' messages (each line escaped), hidden
@@ -605,9 +613,6 @@ class Grader:
                 if case is None:
                     continue
                 kind = "hidden test" if case["hidden"] else "public test"
-                if case.get("graded") is False:
-                    lines.append(f"  {kind} {number}: not graded here (efficiency; see the note)")
-                    continue
                 verdict = "passed" if case["passed"] else "failed"
                 lines.append(f"  {kind} {number}: {verdict}")
                 if not case["passed"] and not case["hidden"]:
@@ -662,11 +667,9 @@ def main(argv: list[str] | None = None) -> int:
 
 
 __all__ = [
-    "EFFICIENCY_NOTE",
     "AnswerNamespace",
     "Case",
     "Grader",
-    "efficiency_note",
     "load_tests",
     "main",
     "reference_namespace",
