@@ -50,7 +50,8 @@ def _kernel(body: str, signature: str = "x_ptr, y_ptr, n, BLOCK: tl.constexpr") 
 @pytest.mark.parametrize(
     ("lab", "expected"),
     [("lab1_rooflines", []), ("lab2_fusion", ["q1_traffic"]),
-     ("lab3_tiled_matmul", ["q1_traffic"]), ("lab4_flashattention", ["q2_traffic"])],
+     ("lab3_tiled_matmul", ["q1_traffic"]), ("lab4_flashattention", ["q2_traffic"]),
+     ("lab5_memory_hierarchy", ["q3_traffic"])],
 )  # fmt: skip
 def test_efficiency_cases_are_found_in_the_labs_tests(lab: str, expected: list[str]) -> None:
     questions = load_tests(LABS / lab / "autograder" / "tests")

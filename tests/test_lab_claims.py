@@ -114,12 +114,12 @@ def test_lab5_keeps_the_1_mb_threshold_on_the_link_it_was_measured_on():
         "local_copy_max_latency_s": measurements.LATENCY_BOUND_BELOW_BYTES / local_w,
     }
     hidden = _lab5_hidden()
-    hidden.q4(env)  # the right answer passes
+    hidden.q5(env)  # the right answer passes
     assert math.isclose(env["local_copy_max_latency_s"], 658e-9, rel_tol=0.01)
     # the old answer, 1 MB over the host link's bandwidth (70 µs), is refused with a hint
     env["local_copy_max_latency_s"] = measurements.LATENCY_BOUND_BELOW_BYTES / host_w
     with pytest.raises(AssertionError, match="device-local copy's bandwidth"):
-        hidden.q4(env)
+        hidden.q5(env)
 
 
 def test_lab5_says_the_one_node_busbw_is_nvls_not_a_ring():

@@ -153,13 +153,18 @@ WRONG: dict[str, dict[str, str | tuple[str, str]]] = {
         # garbage printed; sectors ignored; a string where a number belongs
         "q2": "print('garbage ' * 500)\ndef copy_bytes(n_out, stride, element_bytes):\n"
         "    return 2 * n_out * element_bytes\n\n\npredicted_slowdown = 'a lot'\n",
+        # no loop: the fixed grid of programs copies its first round of blocks and stops
+        "q3": (
+            "for block in range(pid, tl.cdiv(n, BLOCK_SIZE), programs):",
+            "for block in range(pid, pid + 1):",
+        ),
         # the bandwidth is taken to be the slope, not its inverse
-        "q3": ("float(1 / slope)", "float(slope)"),
+        "q4": ("float(1 / slope)", "float(slope)"),
         # t0 / W instead of t0 * W, and guesses for the rest
-        "q4": "t0, W = REF_LATENCY.value, REF_BANDWIDTH.value\nhalf_bandwidth_bytes = t0 / W\n"
+        "q5": "t0, W = REF_LATENCY.value, REF_BANDWIDTH.value\nhalf_bandwidth_bytes = t0 / W\n"
         "n_90 = 0.9 * t0 / W\nbatching_speedup = 1.0\nlocal_copy_max_latency_s = t0\n",
         # the bus bandwidth taken for the rate the message moves at
-        "q5": (
+        "q6": (
             "return bus_bandwidth * ranks / (2 * (ranks - 1))",
             "return bus_bandwidth",
         ),

@@ -3,14 +3,33 @@
 Each ``qN(env)`` takes the student's answers, and nothing else, from the notebook namespace
 ``env``: numpy, the reference measurements and every cost model are imported here, so a notebook
 that redefines ``np`` or ``REF_LATENCY`` cannot change what its answers are compared with. The
-fits are checked on timings *predicted* by the model, never on invented measurements.
+fits are checked on timings *predicted* by the model, never on invented measurements. The
+persistent copy kernel runs on inputs inside padded buffers (:func:`gpuperf.grading.padded`), so
+a missing mask is reported as one instead of corrupting memory, on a grid of P programs that the
+check chooses.
 """
 
 import numpy as np
+import torch
 
 from gpuperf import collectives, measurements, memory
-from gpuperf.grading import answer, call, check_close, check_true, integrity_check
+from gpuperf.grading import (
+    answer,
+    call,
+    check_close,
+    check_padding,
+    check_sector_efficiency,
+    check_tensor,
+    check_traffic,
+    check_true,
+    integrity_check,
+    padded,
+)
 from gpuperf.kernels.copy import copy_cost
+from gpuperf.runtime import DEVICE
+
+#: Value the padding around an output starts with: anything else there was written by the kernel.
+GUARD = -31337.0
 
 
 def q1(env):
@@ -54,7 +73,65 @@ def q2(env):
     )
 
 
+def _copy_case(kernel, n, programs, block, seed):
+    """Inputs, guarded output, reference and the launch on the fixed grid (programs,)."""
+    x = padded(torch.randn(n, generator=torch.Generator().manual_seed(seed)).to(DEVICE), 2 * block)
+    out = padded(torch.zeros(n, device=DEVICE), 2 * block, fill=GUARD)
+    want = x.clone()  # before the kernel can write into x
+    return out, want, lambda: kernel[(programs,)](x, out, n, BLOCK_SIZE=block)
+
+
 def q3(env):
+    integrity_check()
+    kernel = answer(env, "_persistent_copy_kernel")
+    for seed, (n, programs, block) in enumerate(
+        [(2, 5, 32), (999, 3, 64), (4096, 8, 128), (6000, 2, 256), (12_345, 6, 128)]
+    ):
+        out, want, launch = _copy_case(kernel, n, programs, block, seed)
+        call("_persistent_copy_kernel", launch)
+        check_padding(f"out (n={n}, {programs} programs)", out)
+        check_tensor(f"persistent copy of {n} elements by {programs} programs", out, want,
+                     block=block)  # fmt: skip
+    x = torch.randn(3000, generator=torch.Generator().manual_seed(9)).to(DEVICE)
+    want = x.clone()
+    check_tensor(
+        "persistent_copy(x, 5) (your launcher)",
+        call("persistent_copy", answer(env, "persistent_copy"), x, 5, BLOCK_SIZE=64),
+        want,
+        block=64,
+    )
+
+
+def q3_traffic(env):
+    # Efficiency (graded where Triton's interpreter runs: otter, Colab's CPU runtime), on the
+    # fixed grid of P programs chosen here: each load and store of a grid-stride loop over blocks
+    # uses whole 32-byte sectors (all but the ragged last block's), and x is read once, 4 bytes
+    # per fp32 element. A kernel whose lanes each own a contiguous chunk is correct, but its
+    # neighbouring lanes are a chunk apart (13 elements here): one sector per lane, 1/8 used.
+    integrity_check()
+    kernel = answer(env, "_persistent_copy_kernel")
+    n, programs, block = 12_345, 4, 256
+    out, want, launch = _copy_case(kernel, n, programs, block, 100)
+    check_sector_efficiency(
+        "_persistent_copy_kernel",
+        launch,
+        0.9,
+        kind="both",
+        what=f"a grid-stride loop over blocks uses whole sectors: {programs} programs of {block} "
+        f"lanes cover {programs * block:,} consecutive elements per iteration",
+    )
+    check_traffic(
+        "_persistent_copy_kernel",
+        launch,
+        {"x_ptr": 4 * n},
+        kind="read",
+        what=f"one read of each of the {n:,} fp32 elements of x",
+    )
+    check_padding(f"out (n={n}, {programs} programs)", out)  # a lean kernel must also be correct
+    check_tensor(f"persistent copy of {n} elements by {programs} programs", out, want, block=block)
+
+
+def q4(env):
     integrity_check()
     # check data: model-predicted times with a fixed ±3 % pattern of "noise" (not measurements)
     sizes = np.geomspace(1e3, 1e9, 13)
@@ -69,7 +146,7 @@ def q3(env):
     check_close("bandwidth (noisy check data)", fit[1], ref.bandwidth, rtol=1e-4, unit="B/s")
 
 
-def q4(env):
+def q5(env):
     integrity_check()
     t0 = measurements.find("CPU ↔ GPU round-trip latency", "H100-SXM").value
     w = measurements.find("CPU → GPU copy", "H100-SXM").value
@@ -100,7 +177,7 @@ def q4(env):
     )
 
 
-def q5(env):
+def q6(env):
     integrity_check()
     ring_allreduce_time = answer(env, "ring_allreduce_time")
     for message_bytes, ranks, link_bandwidth, step_latency_s in [

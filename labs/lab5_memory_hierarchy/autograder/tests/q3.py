@@ -1,21 +1,21 @@
 OK_FORMAT = True
 
 test = {   'name': 'q3',
-    'points': 3,
-    'suites': [   {   'cases': [   {   'code': '>>> import numpy as np\n'
-                                               '>>> from gpuperf import memory\n'
-                                               '>>> from gpuperf.grading import call, check_close, check_true, safe_repr\n'
-                                               '>>> _sizes = np.array([4000.0, 64000.0, 1000000.0, 16000000.0, 256000000.0])\n'
-                                               '>>> _times = memory.transfer_time(_sizes, 14200000000.0, 1.4e-06)\n'
-                                               ">>> _fit = call('fit_latency_bandwidth', fit_latency_bandwidth, _sizes, _times)\n"
-                                               ">>> check_true(isinstance(_fit, tuple) and len(_fit) == 2, f'fit_latency_bandwidth should return the tuple (latency_s, bandwidth), got "
-                                               "{safe_repr(_fit)}')\n"
-                                               ">>> check_close('latency_s', _fit[0], 1.4e-06, rtol=0.001, unit='s')\n"
-                                               ">>> check_close('bandwidth', _fit[1], 14200000000.0, rtol=0.001, unit='B/s', hints={14200000000.0 ** (-2): 'the bandwidth is 1 / slope, not the "
-                                               "slope'})\n",
+    'points': 2,
+    'suites': [   {   'cases': [   {   'code': '>>> import torch\n'
+                                               '>>> from gpuperf.grading import call, check_padding, check_tensor, padded\n'
+                                               '>>> from gpuperf.runtime import DEVICE\n'
+                                               '>>> for _n in [1, 300, 1000, 5000]:\n'
+                                               '...     _x = padded(torch.randn(_n, generator=torch.Generator().manual_seed(_n)).to(DEVICE), 256)\n'
+                                               '...     _out = padded(torch.zeros(_n, device=DEVICE), 256, fill=-31337.0)\n'
+                                               '...     _want = _x.clone()\n'
+                                               "...     call('_persistent_copy_kernel', lambda x=_x, out=_out, n=_n: _persistent_copy_kernel[4,](x, out, n, BLOCK_SIZE=128))\n"
+                                               "...     check_padding(f'out (n={_n})', _out)\n"
+                                               "...     check_tensor(f'persistent copy of {_n} elements by 4 programs', _out, _want, block=128)\n",
                                        'hidden': False,
                                        'locked': False},
-                                   {'code': ">>> from gpuperf.grading import run_hidden\n>>> run_hidden('q3', globals())\n", 'hidden': True, 'locked': False}],
+                                   {'code': ">>> from gpuperf.grading import run_hidden\n>>> run_hidden('q3', globals())\n", 'hidden': True, 'locked': False},
+                                   {'code': ">>> from gpuperf.grading import run_hidden\n>>> run_hidden('q3_traffic', globals())\n", 'hidden': True, 'locked': False}],
                       'scored': True,
                       'setup': '',
                       'teardown': '',

@@ -2,15 +2,14 @@ OK_FORMAT = True
 
 test = {   'name': 'q5',
     'points': 2,
-    'suites': [   {   'cases': [   {   'code': '>>> from gpuperf import collectives\n'
-                                               '>>> from gpuperf.grading import answered, call, check_close\n'
-                                               ">>> _ref = collectives.collective_time('all-reduce', 1000000000.0, 8, 450000000000.0, 1e-06)\n"
-                                               ">>> check_close('ring_allreduce_time(1e9, 8, 450e9, 1e-6)', call('ring_allreduce_time', ring_allreduce_time, 1000000000.0, 8, 450000000000.0, 1e-06), "
-                                               "_ref.time_s, unit='s', hints={8 / 7: 'each GPU sends 2(p − 1)/p of the message, not 2·S'})\n"
-                                               ">>> check_close('allreduce_algbw(480e9, 8)', call('allreduce_algbw', allreduce_algbw, 480000000000.0, 8), "
-                                               "collectives.algorithm_bandwidth(480000000000.0, 'all-reduce', 8), unit='B/s', hints={1.75 ** 2: 'algbw = busbw / (2(p − 1)/p): divide by the factor, "
-                                               "do not multiply'})\n"
-                                               ">>> _ = answered('n_half_node', n_half_node)\n",
+    'suites': [   {   'cases': [   {   'code': '>>> from gpuperf import measurements, memory\n'
+                                               '>>> from gpuperf.grading import answered, check_close\n'
+                                               ">>> _t0 = measurements.find('CPU ↔ GPU round-trip latency', 'H100-SXM').value\n"
+                                               ">>> _W = measurements.find('CPU → GPU copy', 'H100-SXM').value\n"
+                                               ">>> check_close('half_bandwidth_bytes', half_bandwidth_bytes, memory.half_bandwidth_size(_W, _t0), unit='B', hints={1 / _W ** 2: 'n½ = t0 · W, not t0 "
+                                               "/ W'})\n"
+                                               ">>> for _name in ['n_90', 'batching_speedup', 'local_copy_max_latency_s']:\n"
+                                               '...     _ = answered(_name, globals().get(_name, ...))\n',
                                        'hidden': False,
                                        'locked': False}],
                       'scored': True,
