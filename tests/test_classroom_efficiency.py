@@ -64,7 +64,8 @@ def test_efficiency_cases_are_found_in_the_labs_tests(lab: str, expected: list[s
 @pytest.mark.parametrize(
     ("lab", "kernel"),
     [("lab2_fusion", "_axpb_relu_kernel"), ("lab3_tiled_matmul", "_matmul_kernel"),
-     ("lab4_flashattention", "_attn_fwd_kernel")],
+     ("lab4_flashattention", "_attn_fwd_kernel"),
+     ("lab5_memory_hierarchy", "_persistent_copy_kernel")],
 )  # fmt: skip
 def test_the_labs_kernels_are_accepted_as_written(lab: str, kernel: str) -> None:
     for copy in ("autograder", "student"):  # the solution, and the handout's skeleton

@@ -39,7 +39,11 @@ session the kernels are compiled, so counting refuses to run there: count a laun
 tiles on a CPU session (the counts do not depend on the machine) and pass its
 :class:`LaunchCount` with the GPU's measured time. :func:`l2_model` replays a traced launch
 (``counting(trace=True)``) through a simple LRU cache to show why launch order (``GROUP_M``)
-matters; its assumptions are written next to it.
+matters; its assumptions are written next to it. ``counting(strict=True)`` also refuses, before
+it happens, any access outside the kernel's tensor arguments (:class:`OutOfBoundsError`): the
+class grader counts a student's kernel that way, in a sandbox of its own, and brings the counts
+back as plain data (:meth:`LaunchCount.as_data`, :meth:`LaunchCount.from_data`,
+:func:`received`; :mod:`gpuperf.classroom.recount`).
 
 Cost of counting (measured for issue 35 on the project's shared 2-core build machine, load
 average ≈ 5.5, median of 7 runs; :data:`MEASURED_OVERHEAD`): counting a lab-size launch took

@@ -15,6 +15,10 @@ checks of :mod:`gpuperf.grading`, which never imports it. How it works, one modu
 * :mod:`.sandbox`: bubblewrap (or a documented fallback) and resource limits;
 * :mod:`.box`: each submission's share of the machine, a cgroup (memory with its tmpfs files,
   processes, CPU), where the grader can make one;
+* :mod:`.kernel_source`: a student's ``@triton.jit`` kernel as source, checked to be Triton and
+  nothing else;
+* :mod:`.recount`: efficiency cases count that source in a second sandbox of the submission's,
+  strictly (nothing outside the kernel's arguments read or written), never in the student's;
 * :mod:`.wire`: the data-only encoding of answers;
 * :mod:`.canary`: notices a notebook that replaced checking functions;
 * :mod:`.text`: what a student's text becomes in a report (escaped, quoted);
