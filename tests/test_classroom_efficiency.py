@@ -121,6 +121,12 @@ def test_anything_but_triton_is_refused_with_its_line(body: str, why: str) -> No
     assert why in message and message.startswith("code cell 1, line ")
 
 
+def test_a_string_annotation_is_a_type_string_never_code() -> None:
+    assert kernel_source(_kernel("pass", 'x_ptr: "*fp32", n: "i32"'), "k").kernel == "k"
+    with pytest.raises(KernelSourceError, match="a type string such as"):
+        kernel_source(_kernel("pass", 'x_ptr: "().__class__.__base__"'), "k")
+
+
 def test_a_decorator_signature_or_rebinding_other_than_plain_jit_is_refused() -> None:
     with pytest.raises(KernelSourceError, match=r"a decorator other than @triton\.jit"):
         kernel_source([HEADER, "@triton.jit\n@print\ndef k(x_ptr):\n    pass\n"], "k")

@@ -33,6 +33,7 @@ import ast
 import functools
 import importlib
 import math
+import re
 import types
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -231,12 +232,12 @@ def _scan(cells: Sequence[str]) -> _Top:
         try:
             source = transform(raw)
             body = ast.parse(source).body
-        except (SyntaxError, ValueError):
+            bindings = [_top_bindings(statement) for statement in body]
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
             top.unreadable.append(index)
             continue
         top.cells[index] = source
-        for statement in body:
-            bound = _top_bindings(statement)
+        for statement, bound in zip(body, bindings, strict=True):
             for name in bound:  # any rebinding first forgets the name's old meaning
                 top.kernels.pop(name, None)
                 top.constants.pop(name, None)
@@ -327,6 +328,10 @@ class _Checker:
 
     def annotation(self, node: ast.expr) -> None:
         if isinstance(node, ast.Constant) and isinstance(node.value, str):
+            # a type string as Triton spells one ("i32", "*fp16"): never code to evaluate
+            if not re.fullmatch(r"\*?[a-z][a-z0-9]{0,15}", node.value):
+                raise self.fail(node, f"the annotation {node.value[:40]!r} (a type string such "
+                                      "as 'i32' or '*fp16' only)")  # fmt: skip
             return
         if isinstance(node, ast.Attribute | ast.Name):
             self.visit(node)
