@@ -150,6 +150,49 @@ def test_hooks_are_removed_after_the_block():
     assert launches == []
 
 
+def test_strict_counting_refuses_an_access_outside_every_tensor_before_it_happens():
+    import triton
+    import triton.language as tl
+
+    @triton.jit
+    def shifted_copy(x_ptr, y_ptr, shift, BLOCK: tl.constexpr):
+        offs = tl.arange(0, BLOCK)
+        tl.store(y_ptr + offs + shift, tl.load(x_ptr + offs))
+
+    x, y = torch.ones(16), torch.zeros(16)
+    with cnt.counting(strict=True) as launches:  # inside y: counted as usual
+        shifted_copy[(1,)](x, y, 0, BLOCK=16)
+    assert launches[0].bytes == 2 * 64 and torch.equal(y, x)
+    y = torch.zeros(16)
+    with pytest.raises(Exception, match="store touches 4 element"), cnt.counting(strict=True):
+        shifted_copy[(1,)](x, y, 4, BLOCK=16)  # the last 4 lanes land past y's end
+    assert torch.equal(y, torch.zeros(16))  # refused before anything was written
+    with cnt.counting() as launches:  # not strict: the same launch into a larger buffer runs
+        big = torch.zeros(32)
+        shifted_copy[(1,)](x, big[:16], 4, BLOCK=16)
+    assert torch.equal(big[4:20], torch.ones(16))
+
+
+def test_a_launch_crosses_processes_as_checked_plain_data():
+    import json
+
+    launch = cnt.count(vector_add, randn(100), randn(100), BLOCK_SIZE=64).launch
+    data = json.loads(json.dumps(launch.as_data()))  # plain JSON: what a pipe carries
+    assert cnt.LaunchCount.from_data(data) == launch
+    for bad in ([], {**data, "grid": 3}, {**data, "sites": [["load"]]}, {**data, "x": 1},
+                {**data, "unique_bytes_read": -1}, {**data, "kernel": ""}):  # fmt: skip
+        with pytest.raises((TypeError, ValueError)):
+            cnt.LaunchCount.from_data(bad)
+    assert cnt.received(launch) is False  # no counting() block open: nothing to add it to
+    with cnt.counting() as launches:
+        assert cnt.received(launch) is True
+    assert launches == [launch]
+    with pytest.raises(TypeError, match="LaunchCount"):
+        cnt.received(data)
+    site = cnt.SiteCount("load", "<cell 3>", 7, "x = tl.load(p)", "p", 4, 1, 4, 16, 1, 1, 16)
+    assert site.where == "cell 3 line 7"
+
+
 # ------------------------------------------------- item 4: the chapters' formulas, counted
 
 
