@@ -139,7 +139,6 @@ class CountingSandbox:
         notes = self.notebook.run_cells([PRELUDE], budget_end)
         if notes:
             self.failure = f"the counting sandbox did not start: {'; '.join(notes)}"
-            return
 
     def launch(
         self, source: KernelSource, grid: tuple[int, ...], args: tuple, kwargs: dict
