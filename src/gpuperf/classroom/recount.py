@@ -34,6 +34,7 @@ import functools
 import importlib
 import json
 import linecache
+import os
 from collections.abc import Callable
 from typing import Any
 
@@ -42,14 +43,14 @@ from .kernel_source import BUILTINS, KernelSource, KernelSourceError
 
 #: What the counting sandbox runs first (trusted code only): the launcher, and everything it
 #: imports, loaded before any student cell runs anywhere.
-PRELUDE = "from gpuperf.classroom.recount import launch as _gpuperf_launch, prepare\nprepare()"
+PRELUDE = "from gpuperf.classroom.recount import launch as _gpuperf_launch, _prepare\n_prepare()"
 
 
-def prepare() -> None:
-    """Import what :func:`launch` needs (the interpreter, Triton, the counter) now."""
-    from ..runtime import configure_triton
-
-    configure_triton()
+def _prepare() -> None:
+    """Import what :func:`launch` needs (the interpreter, Triton, the counter) now. Counting
+    needs the interpreter even where a GPU is visible (a fallback sandbox on a GPU machine):
+    the arguments arrive as CPU tensors, and counts do not depend on the machine."""
+    os.environ["TRITON_INTERPRET"] = "1"  # before Triton is first imported in this process
     import triton
     import triton.language  # noqa: F401
     from triton.runtime import interpreter  # noqa: F401
@@ -108,7 +109,7 @@ def launch(spec: dict[str, Any], grid: list[int], /, *args: Any, **kwargs: Any) 
 
     source = KernelSource.from_data(spec)
     grid = _grid(grid)
-    prepare()
+    _prepare()
     kernel = _kernels(json.dumps(source.as_data(), sort_keys=True))[source.kernel]
     with counting(strict=True) as launches:
         kernel[grid](*args, **kwargs)
@@ -187,4 +188,4 @@ class CountedKernel:
         return f"<{self.name}: the submission's kernel, counted in a sandbox of its own>"
 
 
-__all__ = ["PRELUDE", "CountedKernel", "CountingSandbox", "launch", "prepare"]
+__all__ = ["PRELUDE", "CountedKernel", "CountingSandbox", "launch"]
