@@ -1189,6 +1189,8 @@ GOOD_CALLS |= {
     "counting.roofline_place": lambda: {"counted": _counted_launch(), "chip": "H100"},
     "counting.total": lambda: {"launches": [_counted_launch()]},
     "counting.received": lambda: {"launch": _counted_launch()},
+    "counting.cell_file": lambda: {"index": 4},
+    "counting.cell_number": lambda: {"file": "<cell 4>"},
     "counting.LaunchCount.from_data": lambda: {"data": _counted_launch().as_data()},
     "counting.Counted": lambda: {"result": None, "launches": (_counted_launch(),)},
     "counting.LaunchCount": _fields(_counted_launch),

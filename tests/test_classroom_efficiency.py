@@ -204,20 +204,6 @@ def test_the_launcher_refuses_a_malformed_spec_or_grid() -> None:
             recount.launch(spec, grid)
 
 
-def test_launch_counts_cross_as_checked_data() -> None:
-    site = counting.SiteCount("load", "<cell 2>", 7, "x = tl.load(x)", "x_ptr", 4, 1, 8, 32, 1,
-                              1, 32)  # fmt: skip
-    launch = counting.LaunchCount("k", (2, 1, 1), (site,), 0, 0, 0, 0, 32, 0)
-    assert counting.LaunchCount.from_data(launch.as_data()) == launch
-    data = launch.as_data()
-    for bad in ({**data, "grid": "x"}, {**data, "sites": [[1, 2]]}, {**data, "extra": 1}, [1]):
-        with pytest.raises((TypeError, ValueError)):
-            counting.LaunchCount.from_data(bad)
-    with pytest.raises(ValueError):  # a negative count is refused field by field
-        counting.LaunchCount.from_data({**data, "dot_flops": -1})
-    assert counting.received(launch) is False  # no counting() block open: nothing to add to
-
-
 def _grade(tmp_path: Path, notebooks: dict[str, nbformat.NotebookNode]) -> tuple[dict, Path]:
     lab = LABS / "lab2_fusion"
     submissions = tmp_path / "subs"

@@ -179,8 +179,9 @@ def test_a_launch_crosses_processes_as_checked_plain_data():
     launch = cnt.count(vector_add, randn(100), randn(100), BLOCK_SIZE=64).launch
     data = json.loads(json.dumps(launch.as_data()))  # plain JSON: what a pipe carries
     assert cnt.LaunchCount.from_data(data) == launch
-    for bad in ([], {**data, "grid": 3}, {**data, "sites": [["load"]]}, {**data, "x": 1},
-                {**data, "unique_bytes_read": -1}, {**data, "kernel": ""}):  # fmt: skip
+    for bad in ([], [1], {**data, "grid": 3}, {**data, "grid": "x"}, {**data, "sites": [["load"]]},
+                {**data, "sites": [[1, 2]]}, {**data, "x": 1}, {**data, "unique_bytes_read": -1},
+                {**data, "dot_flops": -1}, {**data, "kernel": ""}):  # fmt: skip
         with pytest.raises((TypeError, ValueError)):
             cnt.LaunchCount.from_data(bad)
     assert cnt.received(launch) is False  # no counting() block open: nothing to add it to
@@ -191,6 +192,8 @@ def test_a_launch_crosses_processes_as_checked_plain_data():
         cnt.received(data)
     site = cnt.SiteCount("load", "<cell 3>", 7, "x = tl.load(p)", "p", 4, 1, 4, 16, 1, 1, 16)
     assert site.where == "cell 3 line 7"
+    assert cnt.cell_file(3) == "<cell 3>" and cnt.cell_number("<cell 3>") == 3
+    assert cnt.cell_number("kernel.py") is None and cnt.cell_number("<cell x>") is None
 
 
 # ------------------------------------------------- item 4: the chapters' formulas, counted

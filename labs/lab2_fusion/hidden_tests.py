@@ -59,10 +59,10 @@ def q1(env):
 
 
 def q1_traffic(env):
-    # Efficiency (graded where Triton's interpreter runs: otter, Colab's CPU runtime): the fused
-    # kernel reads each element of x and of b once, 4 bytes each in fp32 (masked-off lanes move
-    # nothing); a kernel that loads an input twice is still correct but requests more, and loses
-    # this case's points, with the excess and the load lines named.
+    # Efficiency (counted in Triton's interpreter by otter, the notebook and the class grader):
+    # the fused kernel reads each element of x and of b once, 4 bytes each in fp32 (masked-off
+    # lanes move nothing); a kernel that loads an input twice is still correct but requests more,
+    # and loses this case's points, with the excess and the load lines named.
     integrity_check()
     kernel = answer(env, "_axpb_relu_kernel")
     gen = torch.Generator().manual_seed(2)

@@ -78,7 +78,7 @@ def q1(env):
 
 
 def q1_traffic(env):
-    # Efficiency (graded where Triton's interpreter runs: otter, Colab's CPU runtime): the
+    # Efficiency (counted in Triton's interpreter by otter, the notebook and the class grader): the
     # correct kernel requests each A element once per column of tiles and each B element once per
     # row of tiles, as :func:`gpuperf.tiling.tiled_matmul` counts; a kernel that reloads a panel
     # requests more and loses this case's points, with the excess and the load line named.

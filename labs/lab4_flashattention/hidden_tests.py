@@ -144,7 +144,7 @@ def q2(env):
 
 
 def q2_traffic(env):
-    # Efficiency (graded where Triton's interpreter runs: otter, Colab's CPU runtime): the
+    # Efficiency (counted in Triton's interpreter by otter, the notebook and the class grader): the
     # forward kernel reads Q once, streams K and V once per block of queries and writes O and L
     # once — :func:`gpuperf.attention.hbm_traffic_flash`, no N × N term. A kernel that re-reads Q
     # (or anything else) inside the key loop requests more and loses this case's points.

@@ -103,10 +103,10 @@ def q3(env):
 
 
 def q3_traffic(env):
-    # Efficiency (graded where Triton's interpreter runs: otter, Colab's CPU runtime), on the
-    # fixed grid of P programs chosen here: each load and store of a grid-stride loop over blocks
-    # uses whole 32-byte sectors (all but the ragged last block's), and x is read once, 4 bytes
-    # per fp32 element. A kernel whose lanes each own a contiguous chunk is correct, but its
+    # Efficiency (counted in Triton's interpreter by otter, the notebook and the class grader),
+    # on the fixed grid of P programs chosen here: each load and store of a grid-stride loop over
+    # blocks uses whole 32-byte sectors (all but the ragged last block's), and x is read once, 4
+    # bytes per fp32 element. A kernel whose lanes each own a contiguous chunk is correct, but its
     # neighbouring lanes are a chunk apart (13 elements here): one sector per lane, 1/8 used.
     integrity_check()
     kernel = answer(env, "_persistent_copy_kernel")

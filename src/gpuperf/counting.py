@@ -80,6 +80,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import sys
 import threading
 from collections.abc import Iterator
@@ -139,6 +140,20 @@ def _text(obj: object, *labels: str) -> None:
             raise TypeError(f"{label}={show(getattr(obj, label))} must be a string")
 
 
+def cell_file(index: int) -> str:
+    """The file name a notebook's code cell ``index`` gets where its kernel is compiled on its
+    own (the class grader's counting sandbox): ``<cell 4>``; :func:`cell_number` reads it."""
+    return f"<cell {positive_int('index', index, 0)}>"
+
+
+def cell_number(file: str) -> int | None:
+    """The code cell a :func:`cell_file` name stands for, or None for any other file."""
+    if not isinstance(file, str):
+        raise TypeError(f"file={show(file)} must be a file name (a string)")
+    found = re.fullmatch(r"<cell (\d+)>", file)
+    return int(found.group(1)) if found else None
+
+
 @dataclass(frozen=True)
 class SiteCount:
     """One global load, store or atomic site of a kernel, summed over a launch."""
@@ -166,8 +181,8 @@ class SiteCount:
     def where(self) -> str:
         """``vector_add.py:45``; ``cell line 9`` for a kernel defined in a notebook cell
         (``cell 4 line 9`` where the class grader recounted it: ``<cell 4>``)."""
-        if self.file.startswith("<cell ") and self.file.endswith(">"):
-            return f"{self.file[1:-1]} line {self.line}"
+        if cell_number(self.file) is not None:
+            return f"cell {cell_number(self.file)} line {self.line}"
         if "ipykernel" in self.file or not self.file.endswith(".py"):
             return f"cell line {self.line}"
         return f"{os.path.basename(self.file)}:{self.line}"
@@ -479,7 +494,8 @@ def _check_bounds(launch: _Launch, kind: str, addr: np.ndarray, esize: int) -> N
         return
     file, line = _caller()
     bad = int(np.count_nonzero(~inside))
-    where = f"line {line}" + (f" of {file[1:-1]}" if file.startswith("<cell ") else "")
+    cell = cell_number(file)
+    where = f"line {line}" + (f" of cell {cell}" if cell is not None else "")
     raise OutOfBoundsError(
         f"{where}: a {kind} touches {bad} element(s) outside every tensor passed to the kernel "
         f"(a mask that lets a lane past the end, or an offset computed wrongly); in strict "
@@ -1062,6 +1078,8 @@ __all__ = [
     "OutOfBoundsError",
     "RooflinePlacement",
     "SiteCount",
+    "cell_file",
+    "cell_number",
     "count",
     "counting",
     "l2_model",

@@ -181,6 +181,11 @@ def _literal(node: ast.expr, modules: dict[str, str]) -> tuple[bool, Any]:
     return False, None
 
 
+def _allowed_module(name: str) -> bool:
+    """A module a kernel may name or reach: :data:`MODULES` and ``triton.language``'s own."""
+    return name in MODULES or name.startswith("triton.language.")
+
+
 def _module_path(path: str) -> str | None:
     """The accepted meaning of an imported dotted path, or None: a module under
     :data:`MODULES`, or ``triton.jit``."""
@@ -194,8 +199,7 @@ def _module_path(path: str) -> str | None:
     except Exception:
         return None
     name = getattr(module, "__name__", "")
-    ok = name in ("triton", "math") or name.startswith("triton.language")
-    return name if ok and isinstance(module, types.ModuleType) else None
+    return name if isinstance(module, types.ModuleType) and _allowed_module(name) else None
 
 
 def _top_bindings(statement: ast.stmt) -> set[str]:
@@ -442,7 +446,7 @@ class _Checker:
             obj = getattr(obj, attr)
             if isinstance(obj, types.ModuleType):
                 name = obj.__name__
-                if not (name in ("triton", "math") or name.startswith("triton.language")):
+                if not _allowed_module(name):
                     raise self.fail(
                         node, f"the module {name} (through {'.'.join(chain[: i + 1])})"
                     )

@@ -63,6 +63,8 @@ def _prepare() -> None:
 @functools.cache
 def _kernels(spec_json: str) -> dict[str, Any]:
     """The checked functions of ``spec`` (as JSON), defined alone in a namespace of their own."""
+    from ..counting import cell_file
+
     spec = json.loads(spec_json)
     namespace: dict[str, Any] = {
         "__builtins__": {name: getattr(builtins, name) for name in BUILTINS},
@@ -80,7 +82,7 @@ def _kernels(spec_json: str) -> dict[str, Any]:
         namespace[str(name)] = value
     trees = {}
     for index, source in spec["cells"]:
-        filename = f"<cell {int(index)}>"
+        filename = cell_file(int(index))
         linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
         trees[int(index)] = ast.parse(source, filename)
     for name, cell, line in spec["functions"]:
@@ -89,7 +91,7 @@ def _kernels(spec_json: str) -> dict[str, Any]:
             if isinstance(n, ast.FunctionDef) and n.name == name and n.lineno == line
         ]  # fmt: skip
         module = ast.Module(body=[node], type_ignores=[])
-        exec(compile(module, f"<cell {cell}>", "exec"), namespace)
+        exec(compile(module, cell_file(cell), "exec"), namespace)
     return namespace
 
 

@@ -19,7 +19,6 @@ student's process: it runs the kernel's checked source alone in a sandbox of its
 from __future__ import annotations
 
 import os
-import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -68,13 +67,9 @@ def check_traffic(
         raise ValueError(f"kind={show(kind)} must be one of {', '.join(KINDS)}")
     if not isinstance(what, str):
         raise TypeError(f"what={show(what)} must be a string")
-    from ..runtime import interpreting
-
-    if not interpreting():  # compiled for a GPU: nothing to count here
-        return call(name, launch)
-    from ..counting import counting
-
-    result, launches = _counted(name, launch, counting)
+    result, launches = _counted(name, launch)
+    if launches is None:  # compiled for a GPU: nothing to count here
+        return result
     sites = [
         s
         for x in launches
@@ -109,20 +104,28 @@ def check_traffic(
 
 
 def _file(path: str) -> str:
-    cell = _CELL.fullmatch(path)
-    if cell:  # the class grader's copy of a notebook cell (gpuperf.classroom.recount)
-        return f" of code cell {cell.group(1)}"
+    from ..counting import cell_number
+
+    cell = cell_number(path)
+    if cell is not None:  # the class grader's copy of a notebook cell (gpuperf.classroom.recount)
+        return f" of code cell {cell}"
     if path.endswith(".py") and "ipykernel" not in path:
         return f" of {os.path.basename(path)}"
     return ""
 
 
-_CELL = re.compile(r"<cell (\d+)>")
 _DONE = {"load": "loaded", "store": "stored"}
 
 
-def _counted(name: str, launch: Any, counting: Any) -> tuple[Any, list]:
-    """Run ``launch()`` counting its kernel launches; fail if it launched none."""
+def _counted(name: str, launch: Any) -> tuple[Any, list | None]:
+    """Run ``launch()`` counting its kernel launches: (its result, the launches); fail if it
+    launched none. Where kernels are compiled for a GPU nothing can be counted: (result, None)."""
+    from ..runtime import interpreting
+
+    if not interpreting():
+        return call(name, launch), None
+    from ..counting import counting
+
     with counting() as launches:
         result = call(name, launch)
     if not launches:
@@ -157,13 +160,9 @@ def check_sector_efficiency(
         raise ValueError(f"kind={show(kind)} must be one of {', '.join(SECTOR_KINDS)}")
     if not isinstance(what, str):
         raise TypeError(f"what={show(what)} must be a string")
-    from ..runtime import interpreting
-
-    if not interpreting():  # compiled for a GPU: nothing to count here
-        return call(name, launch)
-    from ..counting import counting
-
-    result, launches = _counted(name, launch, counting)
+    result, launches = _counted(name, launch)
+    if launches is None:  # compiled for a GPU: nothing to count here
+        return result
     kinds = ("load", "store") if kind == "both" else (kind,)
     sites = [s for x in launches for s in x.sites if s.kind in kinds and s.bytes]
     worst = sorted(sites, key=lambda s: s.sector_efficiency)
